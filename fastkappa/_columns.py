@@ -1,0 +1,295 @@
+"""Turn any array-like users pass into one of a few column kinds.
+
+Everything that takes labels goes through :func:`as_column`, so that lists,
+NumPy arrays (any integer dtype, any stride, no copy), floats holding whole
+numbers, strings and objects, pandas Series (Categorical included), polars
+Series, pyarrow arrays and anything with ``__array__`` or ``__dlpack__``
+(torch tensors) all arrive at the encoder in the same shape.
+"""
+
+from __future__ import annotations
+
+import numbers
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class IntColumn:
+    """Integer values used as they are (no copy); bool is viewed as uint8."""
+
+    values: np.ndarray
+
+
+@dataclass
+class FloatColumn:
+    """Floating values: whole numbers are classes, NaN is missing."""
+
+    values: np.ndarray
+
+
+@dataclass
+class CodesColumn:
+    """Dictionary-encoded values: ``codes`` index ``categories``, -1 is missing.
+
+    Strings, objects, pandas/polars categoricals and pyarrow dictionary
+    arrays all take this form.  ``ordered`` is True when the source declared
+    an order (an ordered Categorical, a polars Enum): then ``categories`` is
+    the full class scale, unobserved classes included.
+    """
+
+    codes: np.ndarray
+    categories: np.ndarray
+    ordered: bool = False
+    kind: str = "str"  # "str" or "num": what the categories hold
+
+
+@dataclass
+class MatrixColumn:
+    """A 2-D (n, K) array of probabilities or logits."""
+
+    values: np.ndarray
+
+
+Column = IntColumn | FloatColumn | CodesColumn | MatrixColumn
+
+
+def _is_missing_scalar(v) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, float) and v != v:
+        return True
+    pd = sys.modules.get("pandas")
+    if pd is not None and (v is pd.NA or v is pd.NaT):
+        return True
+    if isinstance(v, np.floating) and np.isnan(v):
+        return True
+    return False
+
+
+def _factorize_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1 for missing) and unique strings of a string/object array."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        return codes, np.asarray(uniques, dtype=object)
+    try:
+        import pyarrow as pa
+    except ImportError:
+        pa = None
+    if pa is not None and values.dtype.kind in "US":
+        enc = pa.array(values).dictionary_encode()
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        return codes.astype(np.int64, copy=False), np.asarray(
+            enc.dictionary.to_pylist(), dtype=object)
+    table: dict = {}
+    codes = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values.tolist()):
+        if _is_missing_scalar(v):
+            codes[i] = -1
+            continue
+        c = table.get(v)
+        if c is None:
+            c = table[v] = len(table)
+        codes[i] = c
+    return codes, np.asarray(list(table), dtype=object)
+
+
+def _object_column(values: np.ndarray, name: str) -> Column:
+    """Classify an object/str array: strings, numbers, or a mix (an error)."""
+    if values.dtype.kind in "US":
+        codes, uniques = _factorize_strings(values)
+        return CodesColumn(codes, uniques, kind="str")
+    codes, uniques = _factorize_strings(values)
+    # uniques hold the distinct non-missing values: classify them, not the rows
+    n_str = sum(isinstance(u, str) for u in uniques)
+    n_num = sum(isinstance(u, numbers.Number) and not isinstance(u, bool) for u in uniques)
+    n_bool = sum(isinstance(u, (bool, np.bool_)) for u in uniques)
+    if n_str and (n_num or n_bool):
+        raise ValueError(
+            f"`{name}` mixes strings and numbers; labels must be all strings or all "
+            "numbers (convert one side, e.g. with .astype(str))."
+        )
+    if n_str + n_num + n_bool != len(uniques):
+        bad = next(u for u in uniques if not isinstance(u, (str, numbers.Number, np.bool_)))
+        raise ValueError(
+            f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
+            "labels must be integers, whole-number floats, booleans or strings."
+        )
+    if n_str:
+        return CodesColumn(codes, uniques, kind="str")
+    # numbers stored as objects: rebuild a numeric array
+    nums = np.array([float(u) for u in uniques], dtype=np.float64)
+    if np.all(np.isfinite(nums)) and np.all(nums == np.round(nums)) and len(nums) and (
+        np.abs(nums).max() < 2**53
+    ):
+        return CodesColumn(codes, nums.astype(np.int64), kind="num")
+    return CodesColumn(codes, nums, kind="num")
+
+
+def _from_pandas(x, name: str) -> Column:
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame):
+        if x.shape[1] == 1:
+            return _from_pandas(x.iloc[:, 0], name)
+        return as_column(x.to_numpy(), name)
+    dtype = x.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = np.asarray(x.cat.codes if isinstance(x, pd.Series) else x.codes)
+        cats = dtype.categories.to_numpy()
+        if cats.dtype.kind in "biuf":
+            return CodesColumn(codes, cats, ordered=bool(dtype.ordered), kind="num")
+        cats = np.asarray(cats, dtype=object)
+        if not all(isinstance(c, str) for c in cats):
+            return _object_column(np.asarray(x.to_numpy(dtype=object)), name)
+        return CodesColumn(codes, cats, ordered=bool(dtype.ordered), kind="str")
+    if isinstance(dtype, np.dtype):
+        return as_column(x.to_numpy(), name)
+    # extension dtypes: nullable integers/floats/booleans, strings, arrow-backed
+    kind = getattr(dtype, "kind", "O")
+    if kind in "biuf":
+        if x.isna().any():
+            return FloatColumn(x.to_numpy(dtype=np.float64, na_value=np.nan))
+        np_dtype = getattr(dtype, "numpy_dtype", None)
+        return as_column(x.to_numpy(dtype=np_dtype), name)
+    return _object_column(x.to_numpy(dtype=object, na_value=None), name)
+
+
+def _from_polars(x, name: str) -> Column:
+    import polars as pl
+
+    if isinstance(x, pl.DataFrame):
+        if x.width == 1:
+            return _from_polars(x.to_series(0), name)
+        return as_column(x.to_numpy(), name)
+    dtype = x.dtype
+    if isinstance(dtype, (pl.Enum, pl.Categorical)):
+        ordered = isinstance(dtype, pl.Enum)
+        cats = np.asarray(
+            dtype.categories.to_list() if ordered else x.cat.get_categories().to_list(),
+            dtype=object,
+        )
+        if ordered:
+            codes = x.to_physical().fill_null(-1).to_numpy()
+        else:
+            # physical codes of a Categorical index a global string cache: re-encode
+            return _object_column(x.cast(pl.String).to_numpy(), name)
+        return CodesColumn(np.asarray(codes, dtype=np.int64), cats, ordered=ordered, kind="str")
+    if dtype == pl.String:
+        return _object_column(x.to_numpy(), name)
+    if x.null_count() and dtype.is_numeric():
+        return FloatColumn(x.cast(pl.Float64).fill_null(float("nan")).to_numpy())
+    return as_column(x.to_numpy(), name)
+
+
+def _from_arrow(x, name: str) -> Column:
+    import pyarrow as pa
+
+    if isinstance(x, pa.ChunkedArray):
+        x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
+    if pa.types.is_dictionary(x.type):
+        idx = x.indices
+        if idx.null_count:
+            idx = idx.fill_null(-1)
+        codes = idx.to_numpy(zero_copy_only=False)
+        dict_col = _object_column(
+            np.asarray(x.dictionary.to_pylist(), dtype=object), name)
+        kind = dict_col.kind if isinstance(dict_col, CodesColumn) else "num"
+        cats = np.asarray(x.dictionary.to_pylist(), dtype=object if kind == "str" else None)
+        return CodesColumn(np.asarray(codes), cats, ordered=bool(x.type.ordered), kind=kind)
+    if pa.types.is_string(x.type) or pa.types.is_large_string(x.type):
+        enc = x.dictionary_encode()
+        return _from_arrow(enc, name)
+    if x.null_count:
+        if pa.types.is_integer(x.type) or pa.types.is_floating(x.type):
+            return FloatColumn(
+                x.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False))
+        return _object_column(np.asarray(x.to_pylist(), dtype=object), name)
+    return as_column(x.to_numpy(zero_copy_only=False), name)
+
+
+def _module_of(x) -> str:
+    return type(x).__module__.split(".")[0]
+
+
+def to_numpy_any(x, name: str) -> np.ndarray | None:
+    """NumPy view of foreign array objects (torch, cupy-on-host, dlpack), else None."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # torch.Tensor, without importing torch
+        x = x.detach().cpu()
+        if hasattr(x, "numpy"):
+            try:
+                return x.numpy()
+            except Exception:  # noqa: BLE001 - fall through to the protocols
+                pass
+    if hasattr(x, "__array__"):
+        return np.asarray(x)
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)
+    return None
+
+
+def as_column(x, name: str) -> Column:
+    """Normalise one labels argument (``y_true``, ``y_pred``...) to a column.
+
+    Raises ``ValueError`` for scalars, arrays of more than two dimensions and
+    unsupported element types.  (n, 1) inputs are flattened; (n, K) inputs
+    with K > 1 become a :class:`MatrixColumn` (probabilities or logits).
+    """
+    if isinstance(x, (IntColumn, FloatColumn, CodesColumn, MatrixColumn)):
+        return x
+    mod = _module_of(x)
+    if mod == "pandas":
+        return _from_pandas(x, name)
+    if mod == "polars":
+        return _from_polars(x, name)
+    if mod == "pyarrow":
+        return _from_arrow(x, name)
+    if isinstance(x, np.ndarray):
+        arr = x
+    elif isinstance(x, (list, tuple, range)):
+        arr = np.asarray(x)
+        if arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
+            arr = np.asarray(x, dtype=object)
+    elif isinstance(x, (str, bytes)) or np.isscalar(x):
+        raise ValueError(f"`{name}` must be array-like (a list, array or Series); got a scalar.")
+    else:
+        arr = to_numpy_any(x, name)
+        if arr is None:
+            try:
+                arr = np.asarray(list(x))
+            except TypeError:
+                raise ValueError(
+                    f"`{name}` must be array-like; got {type(x).__name__}.") from None
+    if arr.ndim == 0:
+        raise ValueError(f"`{name}` must be array-like (a list, array or Series); got a scalar.")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim == 2:
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(
+                f"a 2-D `{name}` must hold numeric probabilities or logits; got dtype "
+                f"{arr.dtype}.")
+        return MatrixColumn(arr)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"`{name}` must be 1-D labels (or (n, K) scores for y_pred); got shape {arr.shape}.")
+    kind = arr.dtype.kind
+    if kind == "b":
+        return IntColumn(arr.view(np.uint8))
+    if kind == "u" and arr.dtype.itemsize == 8:
+        return IntColumn(arr.view(np.int64)) if (arr.size == 0 or arr.max() < 2**63) else (
+            FloatColumn(arr.astype(np.float64)))
+    if kind in "iu":
+        return IntColumn(arr)
+    if kind == "f":
+        return FloatColumn(arr)
+    if kind in "USO":
+        return _object_column(arr, name)
+    raise ValueError(f"`{name}` has unsupported dtype {arr.dtype}; pass integers, floats, "
+                     "booleans or strings.")

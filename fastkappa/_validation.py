@@ -1,0 +1,665 @@
+"""Input validation and label encoding, in one place.
+
+:func:`encode_pair` is the single entry through which every public function
+that takes ``(y_true, y_pred)`` validates its input and fixes the classes.  It
+returns an :class:`EncodedPair` that can produce the confusion matrix (one pass
+over the data through the counting kernels, no O(N) temporaries for integer
+input) or, for row-level work such as cluster resampling, dense class indices.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _weights
+from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+
+NAN_POLICIES = ("raise", "omit")
+
+#: rows per chunk below which kernels run serially (measured on 2 cores)
+PARALLEL_MIN_ROWS = 1 << 18
+#: largest value range counted directly into a (range x range) table
+DIRECT_RANGE_MAX = 64
+#: largest value range handled with a lookup table
+LUT_RANGE_MAX = 1 << 22
+#: the most classes a confusion matrix may have
+MAX_CLASSES = 4096
+
+
+def n_chunks_for(n: int, *, weighted: bool = False) -> int:
+    """Fixed number of blocks for ``n`` rows: depends on n only, never on threads."""
+    if n < PARALLEL_MIN_ROWS:
+        return 1
+    return int(min(64, max(2, n // PARALLEL_MIN_ROWS)))
+
+
+def _kernels():
+    from ._kernels import counting
+
+    return counting
+
+
+# --------------------------------------------------------------------------- sides
+
+
+@dataclass
+class _Side:
+    """One side of a pair ready for counting: slot = lut[clamp(v - off)]."""
+
+    values: np.ndarray
+    off: int
+    lut: np.ndarray  # int32; slots 0..K-1 classes, K invalid, K+1 ignored, K+2 missing
+    source: object  # the column it came from, for error messages
+    missing_value: int | None = None  # sentinel standing for NaN in float input
+
+
+def _int_lut(lo: int, hi: int, slots: np.ndarray, invalid: int) -> tuple[int, np.ndarray]:
+    """LUT over values lo..hi with an invalid entry at both ends."""
+    lut = np.empty(hi - lo + 3, dtype=np.int32)
+    lut[0] = invalid
+    lut[-1] = invalid
+    lut[1:-1] = slots
+    return lo - 1, lut
+
+
+def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> CodesColumn:
+    """Float labels as codes into their distinct values; NaN becomes code -1."""
+    v = col.values
+    nan = np.isnan(v)
+    has_nan = bool(nan.any())
+    finite_vals = v[~nan] if has_nan else v
+    if finite_vals.size and not np.all(np.isfinite(finite_vals)):
+        raise ValueError(f"`{name}` holds inf; labels must be finite.")
+    if require_whole and finite_vals.size and not np.array_equal(
+            finite_vals, np.round(finite_vals)):
+        bad = finite_vals[finite_vals != np.round(finite_vals)]
+        raise ValueError(
+            f"`{name}` holds non-integral floats (e.g. {bad[0]!r}, {bad.size} rows); "
+            "labels must be whole numbers. To score continuous predictions, pass "
+            "`thresholds=` cut points (see fastkappa.optimize_thresholds)."
+        )
+    uniq, inverse = np.unique(finite_vals, return_inverse=True)
+    codes = np.full(len(v), -1, dtype=np.int64)
+    if has_nan:
+        codes[~nan] = inverse
+    else:
+        codes[:] = inverse
+    if require_whole and (uniq.size == 0 or np.abs(uniq).max() < 2**53):
+        uniq = uniq.astype(np.int64)
+    return CodesColumn(codes, uniq, kind="num")
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass
+class EncodedPair:
+    """Validated ``(y_true, y_pred)`` with their classes fixed.
+
+    Attributes
+    ----------
+    classes : ndarray (K,)
+        Class labels in index order.
+    weights : ndarray (K, K)
+        Resolved disagreement weights.
+    weights_spec : None, str or ndarray
+        What the user passed as ``weights``.
+    sample_weight : ndarray or None
+        float64 weights of the *input* rows (aligned with the input, not with
+        the kept rows; see :meth:`indices`).
+    n_input : int
+        Number of input rows.
+    """
+
+    classes: np.ndarray
+    weights: np.ndarray
+    weights_spec: object
+    sample_weight: np.ndarray | None
+    n_input: int
+    t: _Side
+    p: _Side
+    nan_policy: str
+    names: tuple[str, str]
+    compressible: bool = False  # classes are a provisional value range, trimmed after counting
+    has_ignore: bool = False
+    _remap: np.ndarray | None = field(default=None, repr=False)
+    _counts: np.ndarray | None = field(default=None, repr=False)
+    _weighted: np.ndarray | None = field(default=None, repr=False)
+    _keep: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    # -- counting ------------------------------------------------------------
+    def _count(self) -> None:
+        if self._counts is not None:
+            return
+        k = self.n_classes
+        s = k + 3
+        kern = _kernels()
+        t, p = self.t, self.p
+        n = self.n_input
+        if self.sample_weight is None:
+            if n < PARALLEL_MIN_ROWS:
+                flat = kern._accumulate_confusion_serial(
+                    t.values, t.off, t.lut, p.values, p.off, p.lut, s)
+            else:
+                flat = kern._accumulate_confusion(
+                    t.values, t.off, t.lut, p.values, p.off, p.lut, s,
+                    n_chunks_for(n)).sum(axis=0)
+            table = flat.reshape(s, s)
+            wtable = None
+        else:
+            wflat, flat = kern._accumulate_confusion_weighted(
+                t.values, t.off, t.lut, p.values, p.off, p.lut, self.sample_weight, s,
+                n_chunks_for(n, weighted=True))
+            # partial sums added in a fixed order: independent of the thread count
+            wtable = wflat.sum(axis=0).reshape(s, s)
+            table = flat.sum(axis=0).reshape(s, s)
+        self._check_table(table, wtable)
+
+    def _check_table(self, table: np.ndarray, wtable: np.ndarray | None) -> None:
+        k = self.n_classes
+        inv, ign, mis = k, k + 1, k + 2
+        t_name, p_name = self.names
+        # a row is dropped when either side is ignored; then when either is missing
+        kept = table.copy()
+        kept[ign, :] = 0
+        kept[:, ign] = 0
+        n_missing = int(kept[mis, :].sum() + kept[:, mis].sum() - kept[mis, mis])
+        if n_missing and self.nan_policy == "raise":
+            which = []
+            if kept[mis, :].sum():
+                which.append(t_name)
+            if kept[:, mis].sum():
+                which.append(p_name)
+            raise ValueError(
+                f"{n_missing} rows hold a missing value (NaN/None) in "
+                f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
+                "drop those rows."
+            )
+        kept[mis, :] = 0
+        kept[:, mis] = 0
+        if kept[inv, :].sum():
+            self._raise_invalid(0)
+        if kept[:, inv].sum():
+            self._raise_invalid(1)
+        core = np.ascontiguousarray(table[:k, :k])
+        if core.sum() == 0:
+            raise ValueError(
+                "no rows left to score"
+                + (" after dropping ignored and missing rows" if table.sum() else "")
+                + "; kappa needs at least one labelled pair."
+            )
+        if wtable is not None:
+            wcore = np.ascontiguousarray(wtable[:k, :k])
+            if not wcore.sum() > 0:
+                raise ValueError(
+                    "`sample_weight` is zero on every scored row; at least one row needs "
+                    "a positive weight.")
+            self._weighted = wcore
+        if self.compressible:
+            self._compress(core)
+            core = self._counts_pending
+        self._counts = core
+
+    def _compress(self, core: np.ndarray) -> None:
+        """Keep only the classes observed in the scored rows (scikit-learn's rule)."""
+        seen = (core.sum(axis=0) + core.sum(axis=1)) > 0
+        self._counts_pending = np.ascontiguousarray(core[seen][:, seen])
+        if self._weighted is not None:
+            self._weighted = np.ascontiguousarray(self._weighted[seen][:, seen])
+        if not seen.all():
+            k = len(seen)
+            remap = np.full(k + 3, 0, dtype=np.int32)
+            remap[:k] = np.cumsum(seen) - 1
+            m = int(seen.sum())
+            remap[k:] = np.arange(m, m + 3)
+            self._remap = remap
+            self.classes = self.classes[seen]
+            self.weights = _weights.weight_matrix(m, self.weights_spec)
+        self.compressible = False
+
+    def _raise_invalid(self, which: int) -> None:
+        side = (self.t, self.p)[which]
+        other = (self.p, self.t)[which]
+        name = self.names[which]
+        k = self.n_classes
+        slots = side.lut[np.clip(side.values.astype(np.int64) - side.off, 0, len(side.lut) - 1)]
+        oslots = other.lut[np.clip(other.values.astype(np.int64) - other.off, 0,
+                                   len(other.lut) - 1)]
+        bad = (slots == k) & (oslots != k + 1)
+        if self.nan_policy == "omit":
+            bad &= oslots != k + 2
+        vals = side.values[bad]
+        src = side.source
+        if isinstance(src, CodesColumn):
+            shown = src.categories[vals[vals >= 0]] if len(src.categories) else vals
+        else:
+            shown = vals
+        uniq, counts = np.unique(np.asarray(shown), return_counts=True)
+        order = np.argsort(-counts, kind="stable")[:5]
+        listing = ", ".join(f"{uniq[i]!r} ({counts[i]} rows)" for i in order)
+        more = f" and {len(uniq) - 5} more values" if len(uniq) > 5 else ""
+        shown_classes = list(self.classes[:10])
+        etc = ", ..." if len(self.classes) > 10 else ""
+        raise ValueError(
+            f"`{name}` holds values outside the declared classes: {listing}{more}. "
+            f"The classes are {shown_classes}{etc}; declare every class with `labels=` "
+            "or `n_classes=`, or mark rows to drop with `ignore_index=`."
+        )
+
+    def counts(self) -> np.ndarray:
+        """(K, K) int64 counts of the kept rows (unweighted)."""
+        self._count()
+        return self._counts
+
+    def confusion(self) -> np.ndarray:
+        """(K, K) confusion matrix: int64 counts, or float64 weighted sums."""
+        self._count()
+        return self._weighted if self._weighted is not None else self._counts
+
+    # -- row level ------------------------------------------------------------
+    def _slots(self, side: _Side) -> np.ndarray:
+        idx = np.clip(side.values.astype(np.int64) - side.off, 0, len(side.lut) - 1)
+        slots = side.lut[idx]
+        return slots if self._remap is None else self._remap[slots]
+
+    def keep(self) -> np.ndarray | None:
+        """Boolean mask of the input rows that are scored, or None if all are."""
+        self._count()
+        if self._keep is None and int(self._counts.sum()) != self.n_input:
+            k = self.n_classes
+            self._keep = (self._slots(self.t) < k) & (self._slots(self.p) < k)
+        return self._keep
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Dense class indices of the kept rows: ``(t_idx, p_idx, weights)``.
+
+        Allocates O(N); meant for row-level resampling, not for scoring.
+        """
+        self._count()
+        t = self._slots(self.t)
+        p = self._slots(self.p)
+        keep = self.keep()
+        w = self.sample_weight
+        if keep is not None:
+            t, p = t[keep], p[keep]
+            w = None if w is None else w[keep]
+        dtype = np.int16 if self.n_classes < 2**15 else np.int32
+        return t.astype(dtype), p.astype(dtype), w
+
+
+# --------------------------------------------------------------------------- options
+
+
+def check_nan_policy(nan_policy: str) -> str:
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"`nan_policy` must be 'raise' or 'omit'; got {nan_policy!r}.")
+    return nan_policy
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    col = as_column(sample_weight, "sample_weight")
+    if isinstance(col, (IntColumn, FloatColumn)):
+        w = np.asarray(col.values, dtype=np.float64)
+    else:
+        raise ValueError("`sample_weight` must be a 1-D array of non-negative numbers.")
+    if w.shape != (n,):
+        raise ValueError(
+            f"`sample_weight` must have one weight per row: got {w.shape[0]} weights for "
+            f"{n} rows.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("`sample_weight` must be finite (it holds nan or inf).")
+    if np.any(w < 0):
+        raise ValueError("`sample_weight` must be non-negative (it holds negative weights).")
+    if not np.any(w > 0):
+        raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
+                         "positive weight.")
+    return np.ascontiguousarray(w)
+
+
+def _check_labels(labels, n_classes):
+    if labels is not None and n_classes is not None:
+        raise ValueError("pass either `labels` or `n_classes`, not both.")
+    if n_classes is not None:
+        k = _weights._check_n_classes(n_classes)
+        return np.arange(k, dtype=np.int64), "num"
+    if labels is None:
+        return None, None
+    col = as_column(labels, "labels")
+    if isinstance(col, CodesColumn):
+        if (col.codes < 0).any():
+            raise ValueError("`labels` must not contain missing values.")
+        arr = col.categories[col.codes]
+        kind = col.kind
+    elif isinstance(col, IntColumn):
+        arr, kind = col.values.astype(np.int64), "num"
+    elif isinstance(col, FloatColumn):
+        arr, kind = col.values, "num"
+        if np.isnan(arr).any():
+            raise ValueError("`labels` must not contain NaN.")
+        if np.array_equal(arr, np.round(arr)) and (arr.size == 0 or np.abs(arr).max() < 2**53):
+            arr = arr.astype(np.int64)
+    else:
+        raise ValueError("`labels` must be a 1-D list of class labels.")
+    if len(arr) == 0:
+        raise ValueError("`labels` must hold at least one class.")
+    uniq = set(arr.tolist())
+    if len(uniq) != len(arr):
+        raise ValueError("`labels` must not repeat a class.")
+    if kind == "str":
+        arr = np.asarray(arr, dtype=object)
+    return arr, kind
+
+
+def _column_kind(col) -> str:
+    if isinstance(col, CodesColumn):
+        return col.kind
+    return "num"
+
+
+# --------------------------------------------------------------------------- classes
+
+
+def _int_observed(values: list[np.ndarray], ignore_index) -> np.ndarray:
+    """Sorted distinct values of integer arrays (ignore_index excluded)."""
+    kern = _kernels()
+    lo = hi = None
+    for v in values:
+        if len(v):
+            a, b = kern._minmax(v)
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+    if lo is None:
+        return np.empty(0, dtype=np.int64)
+    if hi - lo < LUT_RANGE_MAX:
+        present = np.zeros(hi - lo + 1, dtype=bool)
+        for v in values:
+            if len(v):
+                present |= kern._histogram(v, lo, hi - lo + 1) > 0
+        obs = np.flatnonzero(present).astype(np.int64) + lo
+    else:
+        obs = np.unique(np.concatenate([np.unique(v) for v in values]))
+    if ignore_index is not None:
+        obs = obs[obs != ignore_index]
+    return obs
+
+
+def _observed_values(cols, ignore_index, kind: str) -> np.ndarray:
+    """Sorted union of the values the columns hold (the scikit-learn rule)."""
+    ints: list[np.ndarray] = []
+    others: list[np.ndarray] = []
+    for col in cols:
+        if isinstance(col, IntColumn):
+            ints.append(col.values)
+        elif isinstance(col, FloatColumn):
+            v = col.values[~np.isnan(col.values)]
+            others.append(np.unique(v))
+        elif isinstance(col, CodesColumn):
+            if len(col.categories) == 0:
+                continue
+            used = np.unique(col.codes[col.codes >= 0]) if len(col.codes) else col.codes
+            others.append(np.asarray(col.categories)[used])
+    pieces = []
+    if ints:
+        pieces.append(_int_observed(ints, ignore_index))
+    if kind == "str":
+        vals = set()
+        for o in others:
+            vals.update(o.tolist())
+        if ignore_index is not None:
+            vals.discard(ignore_index)
+        return np.asarray(sorted(vals), dtype=object)
+    for o in others:
+        o = np.asarray(o, dtype=np.float64) if o.dtype == object else o
+        if ignore_index is not None:
+            o = o[o != ignore_index]
+        pieces.append(o)
+    if not pieces:
+        return np.empty(0, dtype=np.int64)
+    allv = np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) if p_.dtype.kind == "f"
+                                     else p_ for p_ in pieces]))
+    if allv.dtype.kind == "f" and np.array_equal(allv, np.round(allv)):
+        allv = allv.astype(np.int64)
+    return allv
+
+
+# --------------------------------------------------------------------------- sides
+
+
+def _side_for(col, classes: np.ndarray, kind: str, ignore_index, name: str) -> _Side:
+    """Build the LUT that maps a column's values to class slots."""
+    k = len(classes)
+    inv, ign, mis = k, k + 1, k + 2
+    if isinstance(col, FloatColumn):
+        whole = np.asarray(classes).dtype.kind != "f"
+        return _side_for(_float_codes(col, name, whole), classes, kind, ignore_index, name)
+    if isinstance(col, IntColumn):
+        if kind == "str":
+            raise ValueError(
+                f"`{name}` holds numbers but the classes are strings; labels on both sides "
+                "(and in `labels=`) must be of one kind.")
+        cls = np.asarray(classes)
+        if cls.dtype.kind == "f":
+            whole = np.array_equal(cls, np.round(cls))
+            if not whole:
+                # non-integral declared classes can never match integer data
+                cls = None
+        if cls is not None and len(cls):
+            cls = cls.astype(np.int64)
+            lo, hi = int(cls.min()), int(cls.max())
+            if ignore_index is not None and _is_int(ignore_index):
+                lo, hi = min(lo, int(ignore_index)), max(hi, int(ignore_index))
+            if hi - lo < LUT_RANGE_MAX and -(2**62) < lo and hi < 2**62:
+                slots = np.full(hi - lo + 1, inv, dtype=np.int32)
+                slots[cls - lo] = np.arange(k, dtype=np.int32)
+                if ignore_index is not None and _is_int(ignore_index):
+                    slots[int(ignore_index) - lo] = ign
+                off, lut = _int_lut(lo, hi, slots, inv)
+                return _Side(col.values, off, lut, col)
+        # a range too wide for a LUT: encode through unique values (rare)
+        uniq, inverse = np.unique(col.values, return_inverse=True)
+        return _side_for(CodesColumn(inverse.astype(np.int64), uniq, kind="num"), classes,
+                         kind, ignore_index, name)
+    if isinstance(col, CodesColumn):
+        if col.kind != kind and len(col.categories):
+            raise ValueError(
+                f"`{name}` holds {'strings' if col.kind == 'str' else 'numbers'} but the "
+                f"classes are {'strings' if kind == 'str' else 'numbers'}; labels on both "
+                "sides (and in `labels=`) must be of one kind.")
+        index = {c: i for i, c in enumerate(classes.tolist())}
+        cats = col.categories.tolist()
+        slots = np.empty(len(cats) + 1, dtype=np.int32)
+        slots[0] = mis  # code -1
+        for j, c in enumerate(cats):
+            if ignore_index is not None and c == ignore_index:
+                slots[j + 1] = ign
+            else:
+                slots[j + 1] = index.get(c, inv)
+        off, lut = _int_lut(-1, len(cats) - 1, slots, inv)
+        return _Side(col.codes, off, lut, col)
+    raise AssertionError(type(col))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
+    """Class indices 0..K-1 from (n, K) scores (argmax) or from cut points.
+
+    Missing scores (NaN) give -1.
+    """
+    if isinstance(col, MatrixColumn):
+        if thresholds is not None:
+            raise ValueError(
+                f"`thresholds` cut 1-D scores into classes; `{name}` is 2-D "
+                f"(shape {col.values.shape}), which is scored by argmax instead.")
+        m = col.values
+        if m.dtype.kind == "f" and np.isnan(m).any():
+            rows = int(np.isnan(m).any(axis=1).sum())
+            raise ValueError(
+                f"`{name}` holds NaN inside {rows} rows of probabilities/logits; every "
+                "row needs K finite scores (nan_policy does not apply inside a row).")
+        return np.argmax(m, axis=1).astype(np.int32)
+    th = np.asarray(thresholds, dtype=np.float64)
+    if th.ndim != 1 or th.size == 0:
+        raise ValueError("`thresholds` must be a non-empty 1-D array of cut points.")
+    if not np.all(np.isfinite(th)) or np.any(np.diff(th) <= 0):
+        raise ValueError("`thresholds` must be finite and strictly increasing.")
+    if isinstance(col, CodesColumn):
+        if col.kind == "str":
+            raise ValueError(f"`thresholds` need numeric scores; `{name}` holds strings.")
+        scores = np.where(col.codes >= 0, np.asarray(col.categories, dtype=np.float64)[
+            np.maximum(col.codes, 0)] if len(col.categories) else np.nan, np.nan)
+    else:
+        scores = np.asarray(col.values, dtype=np.float64)
+    if np.isinf(scores).any():
+        raise ValueError(f"`{name}` holds inf scores; scores must be finite or NaN.")
+    idx = np.searchsorted(th, scores, side="right").astype(np.int32)
+    nan = np.isnan(scores)
+    if nan.any():
+        idx[nan] = -1
+    return idx
+
+
+def _length(col) -> int:
+    if isinstance(col, CodesColumn):
+        return len(col.codes)
+    return len(col.values)
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
+                ignore_index=None, nan_policy="raise", thresholds=None, weights=None,
+                names=("y_true", "y_pred")) -> EncodedPair:
+    """Validate a pair of label vectors and fix their classes.
+
+    See the module docstring; every public function with the input keywords
+    calls this once and works from the returned :class:`EncodedPair`.
+    """
+    check_nan_policy(nan_policy)
+    t_name, p_name = names
+    tcol = as_column(y_true, t_name)
+    pcol = as_column(y_pred, p_name)
+    if isinstance(tcol, MatrixColumn):
+        raise ValueError(
+            f"`{t_name}` must be 1-D class labels; got a 2-D array of shape "
+            f"{tcol.values.shape}.")
+    n = _length(tcol)
+    if _length(pcol) != n:
+        raise ValueError(
+            f"`{t_name}` and `{p_name}` must have the same length; got {n} and "
+            f"{_length(pcol)}.")
+    if n == 0:
+        raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
+    sw = check_sample_weight(sample_weight, n)
+    if ignore_index is not None and not (np.isscalar(ignore_index) and not isinstance(
+            ignore_index, bytes)):
+        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
+    declared, kind = _check_labels(labels, n_classes)
+    for col, name in ((tcol, t_name), (pcol, p_name)):
+        if isinstance(col, CodesColumn) and col.ordered and declared is None:
+            declared, kind = np.asarray(col.categories), col.kind
+            if kind == "str":
+                declared = np.asarray(declared, dtype=object)
+        elif isinstance(col, CodesColumn) and col.ordered and labels is None and (
+                n_classes is None):
+            if list(col.categories) != list(declared):
+                raise ValueError(
+                    f"`{t_name}` and `{p_name}` are ordered categoricals with different "
+                    "categories; they must declare the same classes in the same order.")
+    scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
+    compressible = False
+    if kind is None:
+        kinds = {_column_kind(tcol)} | ({"num"} if scored_pred else {_column_kind(pcol)})
+        if len(kinds) > 1:
+            raise ValueError(
+                f"`{t_name}` holds {'strings' if _column_kind(tcol) == 'str' else 'numbers'}"
+                f" but `{p_name}` holds "
+                f"{'strings' if _column_kind(pcol) == 'str' else 'numbers'}; both must be "
+                "of one kind.")
+        kind = kinds.pop()
+    if declared is None and kind == "num":
+        for col, name in ((tcol, t_name), (pcol, p_name)):
+            if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):
+                _float_codes(col, name)  # raises for non-integral floats
+    ordered = declared is not None or kind == "num"
+    if not _weights.is_unweighted(weights) and not ordered:
+        _weights.is_named(weights)  # unknown strings first
+        raise ValueError(
+            "weighted kappa needs ordered classes, but the labels are strings with no "
+            "declared order (alphabetical order would give a meaningless number). Pass "
+            "`labels=[...]` in scale order, or use an ordered pandas Categorical.")
+    if scored_pred:
+        idx = _prediction_indices(pcol, thresholds, p_name)
+        k_pred = pcol.values.shape[1] if isinstance(pcol, MatrixColumn) else len(
+            np.atleast_1d(thresholds)) + 1
+        if declared is None:
+            declared = _observed_values([tcol], ignore_index, kind)
+            source = f"the sorted classes observed in `{t_name}`"
+        else:
+            source = "the declared classes"
+        if len(declared) != k_pred:
+            what = (f"{k_pred} columns" if isinstance(pcol, MatrixColumn)
+                    else f"{k_pred - 1} cut points ({k_pred} classes)")
+            raise ValueError(
+                f"`{p_name}` has {what} but {source} number {len(declared)}; class index "
+                f"i is the i-th class, so declare the classes with `labels=` or "
+                "`n_classes=`.")
+        classes = np.asarray(declared)
+        pcol = CodesColumn(idx, classes, ordered=True, kind=kind)
+    elif declared is None:
+        classes = None
+        if isinstance(tcol, IntColumn) and isinstance(pcol, IntColumn):
+            kern = _kernels()
+            lo_t, hi_t = kern._minmax(tcol.values)
+            lo_p, hi_p = kern._minmax(pcol.values)
+            lo, hi = min(lo_t, lo_p), max(hi_t, hi_p)
+            if hi - lo < DIRECT_RANGE_MAX:
+                # count over the whole value range, then keep the observed classes
+                classes = np.arange(lo, hi + 1, dtype=np.int64)
+                compressible = True
+        if classes is None:
+            classes = _observed_values([tcol, pcol], ignore_index, kind)
+    else:
+        classes = np.asarray(declared)
+    if len(classes) == 0:
+        raise ValueError(
+            "no class left to score: every row is missing or equals `ignore_index`.")
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(
+            f"{len(classes)} distinct labels is more than the {MAX_CLASSES} classes a "
+            "confusion matrix supports here; are these really class labels?")
+    if kind == "str":
+        classes = np.asarray(classes, dtype=object)
+    wmat = _weights.weight_matrix(len(classes), weights)
+    tside = _side_for(tcol, classes, kind, ignore_index, t_name)
+    pside = _side_for(pcol, classes, kind, ignore_index, p_name)
+    return EncodedPair(
+        classes=classes, weights=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
+        t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
+        compressible=compressible, has_ignore=ignore_index is not None)
+
+
+def contiguous_int_classes(enc: EncodedPair) -> int | None:
+    """First class value when the classes are consecutive integers, else None."""
+    c = enc.classes
+    if c.dtype.kind not in "iu" or len(c) == 0:
+        return None
+    if c[-1] - c[0] == len(c) - 1 and np.all(np.diff(c) == 1):
+        return int(c[0])
+    return None
+
+
+def finite_or_nan(x: float) -> float:
+    return x if math.isfinite(x) else float("nan")

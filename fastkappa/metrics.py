@@ -1,0 +1,273 @@
+"""Scoring: confusion matrix and Cohen's kappa (unweighted, linear, quadratic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _weights
+from ._columns import IntColumn
+from ._validation import PARALLEL_MIN_ROWS, EncodedPair, encode_pair, n_chunks_for
+
+__all__ = [
+    "cohen_kappa",
+    "cohen_kappa_score",
+    "confusion_matrix",
+    "kappa_from_confusion",
+    "quadratic_weighted_kappa",
+    "weight_matrix",
+]
+
+weight_matrix = _weights.weight_matrix
+
+_INPUT_DOC = """\
+    labels : array_like, optional
+        The classes in scale order. Weights use the class *index*, so for
+        weighted kappa this declares the scale (grades absent from the data
+        included). Values outside ``labels`` raise ``ValueError``.
+    n_classes : int, optional
+        Classes are ``0..n_classes-1``. Pass ``labels`` or ``n_classes``, not
+        both; with neither, the classes are the sorted union of the observed
+        values (scikit-learn's rule).
+    sample_weight : array_like of shape (n,), optional
+        Non-negative weight of each row.
+    ignore_index : scalar, optional
+        Rows where either side equals this value are dropped.
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        What to do with rows holding NaN/None on either side.
+    thresholds : array_like, optional
+        Increasing cut points that turn 1-D continuous ``y_pred`` scores into
+        class indices (index = number of cut points <= score)."""
+
+
+def _fill_doc(func):
+    func.__doc__ = func.__doc__.replace("    {input_doc}", _INPUT_DOC)
+    return func
+
+
+@_fill_doc
+def confusion_matrix(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    n_classes: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
+    thresholds: ArrayLike | None = None,
+) -> np.ndarray:
+    """Confusion matrix of two raters, in one pass over the data.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of shape (n,)
+        Labels of the two raters. ``y_pred`` may also be (n, K)
+        probabilities or logits (argmax is taken), or scores with
+        ``thresholds``.
+    {input_doc}
+
+    Returns
+    -------
+    numpy.ndarray of shape (K, K)
+        Rows are ``y_true`` classes, columns ``y_pred`` classes; int64
+        counts, or float64 sums of ``sample_weight``.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> fk.confusion_matrix([0, 1, 2, 2], [0, 2, 2, 2])
+    array([[1, 0, 0],
+           [0, 0, 1],
+           [0, 0, 2]])
+    """
+    enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
+                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      nan_policy=nan_policy, thresholds=thresholds)
+    return enc.confusion().copy()
+
+
+def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
+    """QWK terms from five running sums, one pass, no confusion matrix.
+
+    Only for raw integer input with consecutive integer classes and nothing
+    to drop; returns None when it does not apply (the caller then counts).
+    """
+    from ._validation import contiguous_int_classes
+
+    if enc.sample_weight is not None or enc.compressible:
+        return None
+    if not (isinstance(enc.t.source, IntColumn) and isinstance(enc.p.source, IntColumn)):
+        return None
+    if enc.has_ignore:
+        return None
+    lo = contiguous_int_classes(enc)
+    if lo is None:
+        return None
+    from ._kernels import counting
+
+    t, p = enc.t.values, enc.p.values
+    n = enc.n_input
+    if n < PARALLEL_MIN_ROWS:
+        res = counting._accumulate_quadratic_sums_serial(t, p, lo)
+        parts = res[None, :]
+    else:
+        parts = counting._accumulate_quadratic_sums(t, p, lo, n_chunks_for(n))
+    hi = lo + enc.n_classes - 1
+    if (parts[:, 5].min() < lo or parts[:, 6].max() > hi or parts[:, 7].min() < lo
+            or parts[:, 8].max() > hi):
+        return None  # let the counting path name the bad values
+    sx, sy, sxx, syy, sxy = (int(v) for v in parts[:, :5].sum(axis=0, dtype=np.int64))
+    # exact in Python integers, then one float division
+    observed = n * (sxx + syy - 2 * sxy)
+    expected = n * (sxx + syy) - 2 * sx * sy
+    return float(observed), float(expected)
+
+
+@_fill_doc
+def cohen_kappa(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    weights: str | ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    n_classes: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
+    thresholds: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Cohen's kappa between two raters: unweighted, linear or quadratic.
+
+    ``kappa = 1 - sum(w * O) / sum(w * E)`` with ``O`` the confusion matrix,
+    ``E`` the table expected from its margins and ``w`` the disagreement
+    weights (see :func:`weight_matrix`).
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of shape (n,)
+        Labels of the two raters (lists, NumPy, pandas, polars, pyarrow,
+        torch...). ``y_pred`` may also be (n, K) probabilities or logits, or
+        1-D scores with ``thresholds``.
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index. Weighted kappa needs ordered
+        classes: numbers, or strings with ``labels=`` (or an ordered pandas
+        Categorical).
+    {input_doc}
+    replace_undefined_by : float, default nan
+        Returned, with an :class:`UndefinedKappaWarning`, when kappa is
+        undefined (zero expected disagreement, e.g. both raters constant and
+        equal).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Quadratic weights on integer input with consecutive classes (``n_classes``
+    or ``labels`` such as 1..5) skip the confusion matrix: five running sums
+    of class indices give QWK exactly, in one pass at memory speed.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> y_true = [1, 1, 1, 1, 1, 2, 1, 2, 3, 5, 1, 2, 4]
+    >>> y_pred = [2, 1, 4, 3, 1, 1, 1, 2, 5, 1, 2, 2, 1]
+    >>> round(fk.cohen_kappa(y_true, y_pred, weights="quadratic", labels=[1, 2, 3, 4, 5]), 6)
+    -0.097561
+    >>> fk.cohen_kappa(["cat", "dog", "dog"], ["cat", "dog", "cat"])
+    0.4
+    """
+    enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
+                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      nan_policy=nan_policy, thresholds=thresholds, weights=weights)
+    terms = None
+    if isinstance(weights, str) and weights == "quadratic":
+        terms = _quadratic_fast(enc)
+    if terms is None:
+        terms = _weights.kappa_terms(enc.confusion(), enc.weights)
+    return _weights.finish_kappa(*terms, replace_undefined_by)
+
+
+def quadratic_weighted_kappa(y_true: ArrayLike, y_pred: ArrayLike, **kwargs) -> float:
+    """Quadratic-weighted kappa (QWK): :func:`cohen_kappa` with ``weights='quadratic'``.
+
+    Takes every keyword of :func:`cohen_kappa` but ``weights``.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> round(fk.quadratic_weighted_kappa([0, 1, 2, 3], [0, 1, 3, 3], n_classes=4), 4)
+    0.9231
+    """
+    if "weights" in kwargs:
+        raise TypeError("quadratic_weighted_kappa() sets weights='quadratic'; use "
+                        "cohen_kappa() for other weights.")
+    return cohen_kappa(y_true, y_pred, weights="quadratic", **kwargs)
+
+
+def cohen_kappa_score(
+    y1: ArrayLike,
+    y2: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    weights: str | None = None,
+    sample_weight: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Drop-in for ``sklearn.metrics.cohen_kappa_score`` (same signature).
+
+    Differences, on purpose: values outside ``labels`` raise ``ValueError``
+    (scikit-learn silently drops those rows), weighted kappa on unordered
+    strings raises, and the undefined case warns with
+    :class:`UndefinedKappaWarning`.
+
+    Examples
+    --------
+    >>> from fastkappa import cohen_kappa_score
+    >>> cohen_kappa_score([0, 1, 1, 0], [0, 1, 0, 0])
+    0.5
+    """
+    return cohen_kappa(y1, y2, labels=labels, weights=weights, sample_weight=sample_weight,
+                       replace_undefined_by=replace_undefined_by)
+
+
+def _check_confusion(confusion) -> np.ndarray:
+    o = np.asarray(confusion)
+    if o.dtype == object or o.dtype.kind not in "biuf":
+        raise ValueError("`confusion` must be a numeric (K, K) array of counts.")
+    if o.ndim != 2 or o.shape[0] != o.shape[1] or o.shape[0] == 0:
+        raise ValueError(f"`confusion` must be a square (K, K) array; got shape {o.shape}.")
+    if o.dtype.kind == "f" and not np.all(np.isfinite(o)):
+        raise ValueError("`confusion` must be finite; it holds nan or inf.")
+    if np.any(o < 0):
+        raise ValueError("`confusion` must be non-negative counts.")
+    if not o.sum() > 0:
+        raise ValueError("`confusion` is all zeros; kappa needs at least one rated pair.")
+    return o
+
+
+def kappa_from_confusion(
+    confusion: ArrayLike,
+    weights: str | ArrayLike | None = None,
+    *,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Kappa of a (K, K) confusion matrix (rows ``y_true``, columns ``y_pred``).
+
+    Products of counts are formed in float64, so tables with N beyond 2**32
+    (far past where int64 products overflow) give the right kappa.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> round(fk.kappa_from_confusion([[0, 4, 1], [0, 8, 0], [0, 1, 5]]), 4)
+    0.4842
+    """
+    o = _check_confusion(confusion)
+    w = weight_matrix(o.shape[0], weights)
+    return _weights.finish_kappa(*_weights.kappa_terms(o, w), replace_undefined_by)
