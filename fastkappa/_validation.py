@@ -645,10 +645,13 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     wmat = _weights.weight_matrix(len(classes), weights)
     tside = _side_for(tcol, classes, kind, ignore_index, t_name)
     pside = _side_for(pcol, classes, kind, ignore_index, p_name)
-    return EncodedPair(
+    enc = EncodedPair(
         classes=classes, weights=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
         compressible=compressible, has_ignore=ignore_index is not None)
+    if compressible:
+        enc._count()  # fixes the classes now, so callers never see provisional ones
+    return enc
 
 
 def contiguous_int_classes(enc: EncodedPair) -> int | None:
