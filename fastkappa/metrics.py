@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import IntColumn
-from ._validation import PARALLEL_MIN_ROWS, EncodedPair, encode_pair, n_chunks_for
+from ._validation import EncodedPair, encode_pair, n_chunks_for
 
 __all__ = [
     "cohen_kappa",
@@ -97,7 +97,8 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     """
     from ._validation import contiguous_int_classes
 
-    if enc.sample_weight is not None or enc.compressible:
+    if enc.sample_weight is not None or enc.compressible or enc._counts is not None:
+        # already counted (classes inferred at encode time): the table is at hand
         return None
     if not (isinstance(enc.t.source, IntColumn) and isinstance(enc.p.source, IntColumn)):
         return None
@@ -106,20 +107,18 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     lo = contiguous_int_classes(enc)
     if lo is None:
         return None
+    hi = lo + enc.n_classes - 1
+    if max(abs(lo), abs(hi)) > 2**15:
+        return None
     from ._kernels import counting
 
     t, p = enc.t.values, enc.p.values
     n = enc.n_input
-    if n < PARALLEL_MIN_ROWS:
-        res = counting._accumulate_quadratic_sums_serial(t, p, lo)
-        parts = res[None, :]
-    else:
-        parts = counting._accumulate_quadratic_sums(t, p, lo, n_chunks_for(n))
-    hi = lo + enc.n_classes - 1
-    if (parts[:, 5].min() < lo or parts[:, 6].max() > hi or parts[:, 7].min() < lo
-            or parts[:, 8].max() > hi):
+    wide = t.dtype.itemsize > 2 or p.dtype.itemsize > 2
+    parts = counting._accumulate_quadratic_sums(t, p, wide, n_chunks_for(n))
+    if parts[:, 5].min() < lo or parts[:, 6].max() > hi:
         return None  # let the counting path name the bad values
-    sx, sy, sxx, syy, sxy = (int(v) for v in parts[:, :5].sum(axis=0, dtype=np.int64))
+    sx, sy, sxx, syy, sxy = (int(v) for v in parts[:, :5].sum(axis=0))
     # exact in Python integers, then one float division
     observed = n * (sxx + syy - 2 * sxy)
     expected = n * (sxx + syy) - 2 * sx * sy

@@ -49,9 +49,9 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, n_chunks):
     out = np.zeros((n_chunks, s * s), dtype=np.int64)
     step = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        lo = c * step
+        lo = min(n, c * step)
         hi = min(n, lo + step)
-        _count_block(t, t_off, t_lut, p, p_off, p_lut, s, lo, hi, out[c])
+        _count_block(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, 0, hi - lo, out[c])
     return out
 
 
@@ -81,76 +81,131 @@ def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, n_chu
     cnt = np.zeros((n_chunks, s * s), dtype=np.int64)
     step = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        lo = c * step
+        lo = min(n, c * step)
         hi = min(n, lo + step)
-        _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, lo, hi, out[c], cnt[c])
+        _count_block_weighted(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, w[lo:hi], s,
+                              0, hi - lo, out[c], cnt[c])
     return out, cnt
 
 
-@jit()
-def _sums_block(t, p, off, lo, hi, res):
-    """Five running sums of class indices ``x = t - off``, ``y = p - off`` and
-    the min/max of each side, over rows ``lo:hi``.
+#: rows per sub-block in the five-sums kernels: float partial sums of squares of
+#: values with |v| <= 2**15 stay below 2**46, so they are exact integers
+SUMS_SUBBLOCK = 1 << 16
 
-    res = [Sx, Sy, Sxx, Syy, Sxy, min t, max t, min p, max p]
+
+@jit()
+def _quadratic_sums_narrow(a, b):
+    """Five raw sums and the joint min/max of 8/16-bit inputs (int64 accumulators).
+
+    Returns (Sx, Sy, Sxx, Syy, Sxy, min, max) over both sides.
     """
     sx = np.int64(0)
     sy = np.int64(0)
     sxx = np.int64(0)
     syy = np.int64(0)
     sxy = np.int64(0)
-    tmin = np.int64(t[lo]) if hi > lo else np.int64(0)
-    tmax = tmin
-    pmin = np.int64(p[lo]) if hi > lo else np.int64(0)
-    pmax = pmin
-    for i in range(lo, hi):
-        a = np.int64(t[i])
-        b = np.int64(p[i])
-        tmin = min(tmin, a)
-        tmax = max(tmax, a)
-        pmin = min(pmin, b)
-        pmax = max(pmax, b)
-        x = a - off
-        y = b - off
+    mn = np.int64(1 << 40)
+    mx = -mn
+    for i in range(a.shape[0]):
+        u = np.int64(a[i])
+        v = np.int64(b[i])
+        mn = min(mn, min(u, v))
+        mx = max(mx, max(u, v))
+        sx += u
+        sy += v
+        sxx += u * u
+        syy += v * v
+        sxy += u * v
+    return sx, sy, sxx, syy, sxy, mn, mx
+
+
+@jit()
+def _quadratic_sums_wide_sub(a, b):
+    sx = 0.0
+    sy = 0.0
+    sxx = 0.0
+    syy = 0.0
+    sxy = 0.0
+    mn = np.int64(1 << 62)
+    mx = -mn
+    for i in range(a.shape[0]):
+        u = np.int64(a[i])
+        v = np.int64(b[i])
+        mn = min(mn, min(u, v))
+        mx = max(mx, max(u, v))
+        x = np.float64(u)
+        y = np.float64(v)
         sx += x
         sy += y
         sxx += x * x
         syy += y * y
         sxy += x * y
-    res[0] = sx
-    res[1] = sy
-    res[2] = sxx
-    res[3] = syy
-    res[4] = sxy
-    res[5] = tmin
-    res[6] = tmax
-    res[7] = pmin
-    res[8] = pmax
+    return sx, sy, sxx, syy, sxy, mn, mx
+
+
+@jit()
+def _quadratic_sums_wide(a, b):
+    """Five raw sums and joint min/max of 32/64-bit inputs.
+
+    Products run in float64 (one instruction per lane, where 64-bit integer
+    multiplies are slow) over sub-blocks short enough that every partial sum is
+    an exact integer as long as |v| <= 2**15; the caller only trusts the sums
+    when min/max prove that bound.  Partials are carried in int64.
+    """
+    n = a.shape[0]
+    sx = np.int64(0)
+    sy = np.int64(0)
+    sxx = np.int64(0)
+    syy = np.int64(0)
+    sxy = np.int64(0)
+    mn = np.int64(1 << 62)
+    mx = -mn
+    for s0 in range(0, n, SUMS_SUBBLOCK):
+        s1 = min(n, s0 + SUMS_SUBBLOCK)
+        r = _quadratic_sums_wide_sub(a[s0:s1], b[s0:s1])
+        # a value beyond 2**15 makes the float partials inexact, but then min/max
+        # fail the caller's range check and the sums are discarded
+        if r[5] < mn:
+            mn = r[5]
+        if r[6] > mx:
+            mx = r[6]
+        if -(1 << 15) <= r[5] and r[6] <= (1 << 15):
+            sx += np.int64(r[0])
+            sy += np.int64(r[1])
+            sxx += np.int64(r[2])
+            syy += np.int64(r[3])
+            sxy += np.int64(r[4])
+    return sx, sy, sxx, syy, sxy, mn, mx
+
+
+@jit()
+def _quadratic_sums(a, b, wide):
+    if wide:
+        return _quadratic_sums_wide(a, b)
+    return _quadratic_sums_narrow(a, b)
 
 
 @jit(parallel=True)
-def _accumulate_quadratic_sums(t, p, off, n_chunks):
-    """Per-chunk five sums and min/max (see ``_sums_block``): ``(n_chunks, 9)``."""
-    n = t.shape[0]
-    out = np.zeros((n_chunks, 9), dtype=np.int64)
+def _accumulate_quadratic_sums(a, b, wide, n_chunks):
+    """Per-chunk (Sx, Sy, Sxx, Syy, Sxy, min, max): an ``(n_chunks, 7)`` int64 array.
+
+    Sums are of the raw values (QWK is invariant to a common shift of both
+    raters' class indices, so no offset is subtracted).
+    """
+    n = a.shape[0]
+    out = np.zeros((n_chunks, 7), dtype=np.int64)
     step = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        lo = c * step
+        lo = min(n, c * step)
         hi = min(n, lo + step)
-        _sums_block(t, p, off, lo, hi, out[c])
+        r = _quadratic_sums(a[lo:hi], b[lo:hi], wide)
+        for j in range(7):
+            out[c, j] = r[j]
     return out
 
 
 @jit()
-def _accumulate_quadratic_sums_serial(t, p, off):
-    out = np.zeros(9, dtype=np.int64)
-    _sums_block(t, p, off, 0, t.shape[0], out)
-    return out
-
-
-@jit()
-def _minmax(a):
-    """(min, max) of a non-empty integer array, as int64."""
+def _minmax_block(a):
     lo = np.int64(a[0])
     hi = lo
     for i in range(a.shape[0]):
@@ -158,6 +213,21 @@ def _minmax(a):
         lo = min(lo, v)
         hi = max(hi, v)
     return lo, hi
+
+
+@jit(parallel=True)
+def _minmax(a, n_chunks):
+    """(min, max) of a non-empty integer array, as int64, over ``n_chunks`` blocks."""
+    n = a.shape[0]
+    out = np.empty((n_chunks, 2), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = min(n - 1, c * step)
+        hi = max(lo + 1, min(n, lo + step))
+        r = _minmax_block(a[lo:hi])
+        out[c, 0] = r[0]
+        out[c, 1] = r[1]
+    return out[:, 0].min(), out[:, 1].max()
 
 
 @jit()
