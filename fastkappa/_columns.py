@@ -129,7 +129,10 @@ def _object_column(values: np.ndarray, name: str) -> Column:
         np.abs(nums).max() < 2**53
     ):
         return CodesColumn(codes, nums.astype(np.int64), kind="num")
-    return CodesColumn(codes, nums, kind="num")
+    # non-integral or non-finite numbers: the float path checks them (and
+    # `thresholds` can cut them), exactly as for a float array
+    return FloatColumn(np.where(codes >= 0, nums[np.maximum(codes, 0)] if len(nums) else 0.0,
+                                np.nan))
 
 
 def _from_pandas(x, name: str) -> Column:
@@ -169,18 +172,13 @@ def _from_polars(x, name: str) -> Column:
             return _from_polars(x.to_series(0), name)
         return as_column(x.to_numpy(), name)
     dtype = x.dtype
-    if isinstance(dtype, (pl.Enum, pl.Categorical)):
-        ordered = isinstance(dtype, pl.Enum)
-        cats = np.asarray(
-            dtype.categories.to_list() if ordered else x.cat.get_categories().to_list(),
-            dtype=object,
-        )
-        if ordered:
-            codes = x.to_physical().fill_null(-1).to_numpy()
-        else:
-            # physical codes of a Categorical index a global string cache: re-encode
-            return _object_column(x.cast(pl.String).to_numpy(), name)
-        return CodesColumn(np.asarray(codes, dtype=np.int64), cats, ordered=ordered, kind="str")
+    if isinstance(dtype, pl.Enum):
+        cats = np.asarray(dtype.categories.to_list(), dtype=object)
+        codes = x.to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
+        return CodesColumn(np.asarray(codes, dtype=np.int64), cats, ordered=True, kind="str")
+    if isinstance(dtype, pl.Categorical):
+        # physical codes of a Categorical index a global string cache: re-encode
+        return _object_column(x.cast(pl.String).to_numpy(), name)
     if dtype == pl.String:
         return _object_column(x.to_numpy(), name)
     if x.null_count() and dtype.is_numeric():
@@ -196,7 +194,8 @@ def _from_arrow(x, name: str) -> Column:
     if pa.types.is_dictionary(x.type):
         idx = x.indices
         if idx.null_count:
-            idx = idx.fill_null(-1)
+            # indices may be unsigned: widen before writing the -1 sentinel
+            idx = idx.cast(pa.int64()).fill_null(-1)
         codes = idx.to_numpy(zero_copy_only=False)
         dict_col = _object_column(
             np.asarray(x.dictionary.to_pylist(), dtype=object), name)
@@ -280,11 +279,18 @@ def as_column(x, name: str) -> Column:
         raise ValueError(
             f"`{name}` must be 1-D labels (or (n, K) scores for y_pred); got shape {arr.shape}.")
     kind = arr.dtype.kind
+    if not arr.dtype.isnative and kind in "biuf":
+        # numba reads native byte order only: one copy, unavoidable
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if kind == "b":
         return IntColumn(arr.view(np.uint8))
     if kind == "u" and arr.dtype.itemsize == 8:
-        return IntColumn(arr.view(np.int64)) if (arr.size == 0 or arr.max() < 2**63) else (
-            FloatColumn(arr.astype(np.float64)))
+        if arr.size and arr.max() >= 2**63:
+            # float64 would merge distinct labels (2**63 and 2**63 + 1): refuse
+            raise ValueError(
+                f"`{name}` holds unsigned integers of 2**63 or more; labels that large "
+                "are not supported (subtract an offset, or convert them to strings).")
+        return IntColumn(arr.view(np.int64))
     if kind in "iu":
         return IntColumn(arr)
     if kind == "f":

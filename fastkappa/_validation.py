@@ -56,6 +56,16 @@ class _Side:
     missing_value: int | None = None  # sentinel standing for NaN in float input
 
 
+def _py(v):
+    """A NumPy scalar as the Python value it holds, for readable messages."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _rows(n) -> str:
+    n = int(n)
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
 def _int_lut(lo: int, hi: int, slots: np.ndarray, invalid: int) -> tuple[int, np.ndarray]:
     """LUT over values lo..hi with an invalid entry at both ends."""
     lut = np.empty(hi - lo + 3, dtype=np.int32)
@@ -77,7 +87,7 @@ def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> Cod
             finite_vals, np.round(finite_vals)):
         bad = finite_vals[finite_vals != np.round(finite_vals)]
         raise ValueError(
-            f"`{name}` holds non-integral floats (e.g. {bad[0]!r}, {bad.size} rows); "
+            f"`{name}` holds non-integral floats (e.g. {float(bad[0])!r}, {_rows(bad.size)}); "
             "labels must be whole numbers. To score continuous predictions, pass "
             "`thresholds=` cut points (see fastkappa.optimize_thresholds)."
         )
@@ -178,7 +188,7 @@ class EncodedPair:
             if kept[:, mis].sum():
                 which.append(p_name)
             raise ValueError(
-                f"{n_missing} rows hold a missing value (NaN/None) in "
+                f"{_rows(n_missing)} hold a missing value (NaN/None) in "
                 f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
                 "drop those rows."
             )
@@ -221,7 +231,6 @@ class EncodedPair:
             remap[k:] = np.arange(m, m + 3)
             self._remap = remap
             self.classes = self.classes[seen]
-            self.weights = _weights.weight_matrix(m, self.weights_spec)
         self.compressible = False
 
     def _raise_invalid(self, which: int) -> None:
@@ -243,9 +252,9 @@ class EncodedPair:
             shown = vals
         uniq, counts = np.unique(np.asarray(shown), return_counts=True)
         order = np.argsort(-counts, kind="stable")[:5]
-        listing = ", ".join(f"{uniq[i]!r} ({counts[i]} rows)" for i in order)
+        listing = ", ".join(f"{_py(uniq[i])!r} ({_rows(counts[i])})" for i in order)
         more = f" and {len(uniq) - 5} more values" if len(uniq) > 5 else ""
-        shown_classes = list(self.classes[:10])
+        shown_classes = [_py(c) for c in self.classes[:10]]
         etc = ", ..." if len(self.classes) > 10 else ""
         raise ValueError(
             f"`{name}` holds values outside the declared classes: {listing}{more}. "
@@ -374,7 +383,7 @@ def _int_observed(values: list[np.ndarray], ignore_index) -> np.ndarray:
     lo = hi = None
     for v in values:
         if len(v):
-            a, b = kern._minmax(v)
+            a, b = kern._minmax(v, n_chunks_for(len(v)))
             lo = a if lo is None else min(lo, a)
             hi = b if hi is None else max(hi, b)
     if lo is None:
@@ -503,6 +512,10 @@ def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
                 f"`thresholds` cut 1-D scores into classes; `{name}` is 2-D "
                 f"(shape {col.values.shape}), which is scored by argmax instead.")
         m = col.values
+        if m.shape[1] == 0:
+            raise ValueError(
+                f"`{name}` has shape {m.shape}: (n, K) probabilities/logits need at least "
+                "one column.")
         if m.dtype.kind == "f" and np.isnan(m).any():
             rows = int(np.isnan(m).any(axis=1).sum())
             raise ValueError(
@@ -581,7 +594,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
     compressible = False
     if kind is None:
-        kinds = {_column_kind(tcol)} | ({"num"} if scored_pred else {_column_kind(pcol)})
+        # scored predictions (argmax, thresholds) are class *indices*: y_true's
+        # classes, strings included, name them
+        kinds = {_column_kind(tcol)} | (set() if scored_pred else {_column_kind(pcol)})
         if len(kinds) > 1:
             raise ValueError(
                 f"`{t_name}` holds {'strings' if _column_kind(tcol) == 'str' else 'numbers'}"
@@ -622,8 +637,8 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         classes = None
         if isinstance(tcol, IntColumn) and isinstance(pcol, IntColumn):
             kern = _kernels()
-            lo_t, hi_t = kern._minmax(tcol.values)
-            lo_p, hi_p = kern._minmax(pcol.values)
+            lo_t, hi_t = kern._minmax(tcol.values, n_chunks_for(n))
+            lo_p, hi_p = kern._minmax(pcol.values, n_chunks_for(n))
             lo, hi = min(lo_t, lo_p), max(hi_t, hi_p)
             if hi - lo < DIRECT_RANGE_MAX:
                 # count over the whole value range, then keep the observed classes
@@ -631,6 +646,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                 compressible = True
         if classes is None:
             classes = _observed_values([tcol, pcol], ignore_index, kind)
+            # a value seen only in rows that are dropped (the other side missing or
+            # ignored) is no class: trim to the kept rows, as filtering first would
+            compressible = ignore_index is not None or nan_policy == "omit"
     else:
         classes = np.asarray(declared)
     if len(classes) == 0:
@@ -642,7 +660,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
             "confusion matrix supports here; are these really class labels?")
     if kind == "str":
         classes = np.asarray(classes, dtype=object)
-    wmat = _weights.weight_matrix(len(classes), weights)
+    # with provisional classes, a custom matrix is checked against the final ones
+    wmat = _weights.weight_matrix(
+        len(classes), weights if (not compressible or _weights.is_named(weights)) else None)
     tside = _side_for(tcol, classes, kind, ignore_index, t_name)
     pside = _side_for(pcol, classes, kind, ignore_index, p_name)
     enc = EncodedPair(
@@ -651,6 +671,8 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         compressible=compressible, has_ignore=ignore_index is not None)
     if compressible:
         enc._count()  # fixes the classes now, so callers never see provisional ones
+        if enc.n_classes != len(classes) or not _weights.is_named(weights):
+            enc.weights = _weights.weight_matrix(enc.n_classes, weights)
     return enc
 
 
