@@ -4,7 +4,9 @@ Importing fastkappa compiles nothing and does not import numba: kernels are
 loaded and compiled (or read from numba's cache) at their first call.
 """
 
+from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
+from .groups import KappaByGroup, kappa_by_group
 from .metrics import (
     cohen_kappa,
     cohen_kappa_score,
@@ -13,17 +15,35 @@ from .metrics import (
     quadratic_weighted_kappa,
     weight_matrix,
 )
+from .results import KappaCI
+from .streaming import CohenKappa
+from .thresholds import (
+    ThresholdOptimizer,
+    apply_thresholds,
+    continuous_qwk,
+    optimize_thresholds,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CohenKappa",
     "DegenerateIntervalWarning",
+    "KappaByGroup",
+    "KappaCI",
+    "ThresholdOptimizer",
     "UndefinedKappaWarning",
     "__version__",
+    "apply_thresholds",
     "cohen_kappa",
     "cohen_kappa_score",
     "confusion_matrix",
+    "continuous_qwk",
+    "kappa_by_group",
+    "kappa_ci",
+    "kappa_ci_from_confusion",
     "kappa_from_confusion",
+    "optimize_thresholds",
     "quadratic_weighted_kappa",
     "weight_matrix",
 ]

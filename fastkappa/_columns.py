@@ -105,7 +105,13 @@ def _object_column(values: np.ndarray, name: str) -> Column:
     if values.dtype.kind in "US":
         codes, uniques = _factorize_strings(values)
         return CodesColumn(codes, uniques, kind="str")
-    codes, uniques = _factorize_strings(values)
+    try:
+        codes, uniques = _factorize_strings(values)
+    except TypeError:  # unhashable elements (lists, dicts...)
+        bad = next(v for v in values.tolist() if not isinstance(v, (str, numbers.Number)))
+        raise ValueError(
+            f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
+            "labels must be integers, whole-number floats, booleans or strings.") from None
     # uniques hold the distinct non-missing values: classify them, not the rows
     n_str = sum(isinstance(u, str) for u in uniques)
     n_num = sum(isinstance(u, numbers.Number) and not isinstance(u, bool) for u in uniques)
@@ -123,16 +129,37 @@ def _object_column(values: np.ndarray, name: str) -> Column:
         )
     if n_str:
         return CodesColumn(codes, uniques, kind="str")
+    if any(isinstance(u, numbers.Integral) and not -(2**63) <= u < 2**63 for u in uniques):
+        # float64 would merge distinct labels (10**20 and 10**20 + 1): refuse
+        raise ValueError(
+            f"`{name}` holds integers beyond the int64 range; labels that large are not "
+            "supported (subtract an offset, or convert them to strings).")
     # numbers stored as objects: rebuild a numeric array
     nums = np.array([float(u) for u in uniques], dtype=np.float64)
-    if np.all(np.isfinite(nums)) and np.all(nums == np.round(nums)) and len(nums) and (
+    if len(nums) == 0 or (np.all(np.isfinite(nums)) and np.all(nums == np.round(nums)) and (
         np.abs(nums).max() < 2**53
-    ):
+    )):
         return CodesColumn(codes, nums.astype(np.int64), kind="num")
     # non-integral or non-finite numbers: the float path checks them (and
     # `thresholds` can cut them), exactly as for a float array
-    return FloatColumn(np.where(codes >= 0, nums[np.maximum(codes, 0)] if len(nums) else 0.0,
-                                np.nan))
+    return FloatColumn(np.where(codes >= 0, nums[np.maximum(codes, 0)], np.nan))
+
+
+def _masked_ints(values: np.ndarray, missing: np.ndarray) -> Column:
+    """Integers with missing entries: float64 (NaN missing) when that is exact.
+
+    Beyond 2**53, float64 would merge neighbouring labels, so the values are
+    encoded as codes into their distinct integers instead.
+    """
+    present = values[~missing]
+    if present.size == 0 or (present.min() > -(2**53) and present.max() < 2**53):
+        out = values.astype(np.float64)
+        out[missing] = np.nan
+        return FloatColumn(out)
+    uniq, inverse = np.unique(present, return_inverse=True)
+    codes = np.full(len(values), -1, dtype=np.int64)
+    codes[~missing] = inverse
+    return CodesColumn(codes, uniq, kind="num")
 
 
 def _from_pandas(x, name: str) -> Column:
@@ -157,7 +184,10 @@ def _from_pandas(x, name: str) -> Column:
     # extension dtypes: nullable integers/floats/booleans, strings, arrow-backed
     kind = getattr(dtype, "kind", "O")
     if kind in "biuf":
-        if x.isna().any():
+        missing = x.isna().to_numpy()
+        if missing.any():
+            if kind in "iu" and not (kind == "u" and dtype.itemsize == 8):
+                return _masked_ints(x.to_numpy(dtype=np.int64, na_value=0), missing)
             return FloatColumn(x.to_numpy(dtype=np.float64, na_value=np.nan))
         np_dtype = getattr(dtype, "numpy_dtype", None)
         return as_column(x.to_numpy(dtype=np_dtype), name)
@@ -181,6 +211,8 @@ def _from_polars(x, name: str) -> Column:
         return _object_column(x.cast(pl.String).to_numpy(), name)
     if dtype == pl.String:
         return _object_column(x.to_numpy(), name)
+    if x.null_count() and dtype.is_integer() and dtype != pl.UInt64:
+        return _masked_ints(x.fill_null(0).cast(pl.Int64).to_numpy(), x.is_null().to_numpy())
     if x.null_count() and dtype.is_numeric():
         return FloatColumn(x.cast(pl.Float64).fill_null(float("nan")).to_numpy())
     return as_column(x.to_numpy(), name)
@@ -206,6 +238,10 @@ def _from_arrow(x, name: str) -> Column:
         enc = x.dictionary_encode()
         return _from_arrow(enc, name)
     if x.null_count:
+        if pa.types.is_integer(x.type) and x.type != pa.uint64():
+            return _masked_ints(
+                x.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False),
+                x.is_null().to_numpy(zero_copy_only=False))
         if pa.types.is_integer(x.type) or pa.types.is_floating(x.type):
             return FloatColumn(
                 x.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False))
@@ -224,7 +260,7 @@ def to_numpy_any(x, name: str) -> np.ndarray | None:
         if hasattr(x, "numpy"):
             try:
                 return x.numpy()
-            except Exception:  # noqa: BLE001 - fall through to the protocols
+            except Exception:  # fall through to the protocols
                 pass
     if hasattr(x, "__array__"):
         return np.asarray(x)

@@ -97,7 +97,7 @@ def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> Cod
         codes[~nan] = inverse
     else:
         codes[:] = inverse
-    if require_whole and (uniq.size == 0 or np.abs(uniq).max() < 2**53):
+    if require_whole and (uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
         uniq = uniq.astype(np.int64)
     return CodesColumn(codes, uniq, kind="num")
 
@@ -217,6 +217,15 @@ class EncodedPair:
             core = self._counts_pending
         self._counts = core
 
+    def finish_classes(self) -> None:
+        """After counting provisional classes: weights for the final classes.
+
+        Only callers of ``encode_pair(..., defer_count=True)`` that count
+        themselves (and pass the table to ``_check_table``) call this.
+        """
+        if self.weights.shape[0] != self.n_classes or not _weights.is_named(self.weights_spec):
+            self.weights = _weights.weight_matrix(self.n_classes, self.weights_spec)
+
     def _compress(self, core: np.ndarray) -> None:
         """Keep only the classes observed in the scored rows (scikit-learn's rule)."""
         seen = (core.sum(axis=0) + core.sum(axis=1)) > 0
@@ -315,7 +324,12 @@ def check_nan_policy(nan_policy: str) -> str:
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
-    col = as_column(sample_weight, "sample_weight")
+    if isinstance(sample_weight, np.ndarray) and sample_weight.dtype.kind in "biuf" and (
+            sample_weight.ndim == 1 or sample_weight.shape[1:] == (1,)):
+        # weights are plain numbers: no label rules (uint64 above 2**63 is a fine weight)
+        col = FloatColumn(sample_weight.reshape(-1))
+    else:
+        col = as_column(sample_weight, "sample_weight")
     if isinstance(col, (IntColumn, FloatColumn)):
         w = np.asarray(col.values, dtype=np.float64)
     else:
@@ -331,6 +345,11 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.any(w > 0):
         raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
                          "positive weight.")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):
+        raise ValueError("`sample_weight` sums past the float64 range; rescale the weights "
+                         "(kappa does not change when all weights are multiplied by a constant).")
     return np.ascontiguousarray(w)
 
 
@@ -354,7 +373,8 @@ def _check_labels(labels, n_classes):
         arr, kind = col.values, "num"
         if np.isnan(arr).any():
             raise ValueError("`labels` must not contain NaN.")
-        if np.array_equal(arr, np.round(arr)) and (arr.size == 0 or np.abs(arr).max() < 2**53):
+        if np.array_equal(arr, np.round(arr)) and (
+                arr.size == 0 or float(np.abs(arr).max()) < 2**53):
             arr = arr.astype(np.int64)
     else:
         raise ValueError("`labels` must be a 1-D list of class labels.")
@@ -368,9 +388,12 @@ def _check_labels(labels, n_classes):
     return arr, kind
 
 
-def _column_kind(col) -> str:
+def _column_kind(col) -> str | None:
+    """'str' or 'num'; None for a column with no value at all (every row missing)."""
     if isinstance(col, CodesColumn):
-        return col.kind
+        return col.kind if len(col.categories) else None
+    if isinstance(col, FloatColumn) and len(col.values) and np.isnan(col.values).all():
+        return None
     return "num"
 
 
@@ -414,7 +437,9 @@ def _observed_values(cols, ignore_index, kind: str) -> np.ndarray:
         elif isinstance(col, CodesColumn):
             if len(col.categories) == 0:
                 continue
-            used = np.unique(col.codes[col.codes >= 0]) if len(col.codes) else col.codes
+            # presence by counting (O(N)), not np.unique (a sort)
+            used = np.flatnonzero(np.bincount(np.asarray(col.codes, dtype=np.int64) + 1,
+                                              minlength=len(col.categories) + 1)[1:])
             others.append(np.asarray(col.categories)[used])
     pieces = []
     if ints:
@@ -435,7 +460,8 @@ def _observed_values(cols, ignore_index, kind: str) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     allv = np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) if p_.dtype.kind == "f"
                                      else p_ for p_ in pieces]))
-    if allv.dtype.kind == "f" and np.array_equal(allv, np.round(allv)):
+    if allv.dtype.kind == "f" and np.array_equal(allv, np.round(allv)) and (
+            allv.size == 0 or float(np.abs(allv).max()) < 2**53):
         allv = allv.astype(np.int64)
     return allv
 
@@ -457,9 +483,10 @@ def _side_for(col, classes: np.ndarray, kind: str, ignore_index, name: str) -> _
                 "(and in `labels=`) must be of one kind.")
         cls = np.asarray(classes)
         if cls.dtype.kind == "f":
-            whole = np.array_equal(cls, np.round(cls))
+            whole = np.array_equal(cls, np.round(cls)) and (
+                cls.size == 0 or float(np.abs(cls).max()) < 2**62)
             if not whole:
-                # non-integral declared classes can never match integer data
+                # non-integral (or beyond int64) classes cannot index a LUT
                 cls = None
         if cls is not None and len(cls):
             cls = cls.astype(np.int64)
@@ -522,7 +549,10 @@ def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
                 f"`{name}` holds NaN inside {rows} rows of probabilities/logits; every "
                 "row needs K finite scores (nan_policy does not apply inside a row).")
         return np.argmax(m, axis=1).astype(np.int32)
-    th = np.asarray(thresholds, dtype=np.float64)
+    try:
+        th = np.asarray(thresholds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("`thresholds` must be numbers (increasing cut points).") from None
     if th.ndim != 1 or th.size == 0:
         raise ValueError("`thresholds` must be a non-empty 1-D array of cut points.")
     if not np.all(np.isfinite(th)) or np.any(np.diff(th) <= 0):
@@ -554,7 +584,7 @@ def _length(col) -> int:
 
 def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
                 ignore_index=None, nan_policy="raise", thresholds=None, weights=None,
-                names=("y_true", "y_pred")) -> EncodedPair:
+                names=("y_true", "y_pred"), defer_count: bool = False) -> EncodedPair:
     """Validate a pair of label vectors and fix their classes.
 
     See the module docstring; every public function with the input keywords
@@ -579,8 +609,10 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if ignore_index is not None and not (np.isscalar(ignore_index) and not isinstance(
             ignore_index, bytes)):
         raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
+    if isinstance(ignore_index, (float, np.floating)) and float(ignore_index).is_integer():
+        ignore_index = int(ignore_index)  # -1.0 drops the rows -1 drops, whatever the data
     declared, kind = _check_labels(labels, n_classes)
-    for col, name in ((tcol, t_name), (pcol, p_name)):
+    for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:
             declared, kind = np.asarray(col.categories), col.kind
             if kind == "str":
@@ -597,13 +629,14 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         # scored predictions (argmax, thresholds) are class *indices*: y_true's
         # classes, strings included, name them
         kinds = {_column_kind(tcol)} | (set() if scored_pred else {_column_kind(pcol)})
+        kinds.discard(None)
         if len(kinds) > 1:
             raise ValueError(
                 f"`{t_name}` holds {'strings' if _column_kind(tcol) == 'str' else 'numbers'}"
                 f" but `{p_name}` holds "
                 f"{'strings' if _column_kind(pcol) == 'str' else 'numbers'}; both must be "
                 "of one kind.")
-        kind = kinds.pop()
+        kind = kinds.pop() if kinds else "num"
     if declared is None and kind == "num":
         for col, name in ((tcol, t_name), (pcol, p_name)):
             if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):
@@ -669,10 +702,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         classes=classes, weights=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
         compressible=compressible, has_ignore=ignore_index is not None)
-    if compressible:
+    if compressible and not defer_count:
         enc._count()  # fixes the classes now, so callers never see provisional ones
-        if enc.n_classes != len(classes) or not _weights.is_named(weights):
-            enc.weights = _weights.weight_matrix(enc.n_classes, weights)
+        enc.finish_classes()
     return enc
 
 

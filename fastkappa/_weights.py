@@ -105,10 +105,17 @@ def kappa_terms(confusion: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     """Observed and expected weighted disagreement, both scaled by N.
 
     Returns ``(N * sum(w * O), sum(w * outer(r, c)))`` in float64, so that
-    ``kappa = 1 - first / second``.  Products of counts are formed in float64,
+    ``kappa = 1 - first / second``; both carry the same power-of-two factor
+    (the table is rescaled so its largest cell is in [0.5, 1)), so only their
+    ratio and signs are meaningful.  Products of counts are formed in float64,
     never int64, so tables with N beyond 2**32 stay exact to rounding.
     """
     o = np.asarray(confusion, dtype=np.float64)
+    top = o.max() if o.size else 0.0
+    if top > 0:
+        # an exact power-of-two rescale (kappa is scale-free): sample weights near the
+        # float64 limits (1e-320, 1e200) neither underflow nor overflow the products
+        o = np.ldexp(o, -int(np.frexp(top)[1]))
     n = o.sum()
     r = o.sum(axis=1)
     c = o.sum(axis=0)

@@ -237,3 +237,71 @@ def _histogram(a, off, n_bins):
     for i in range(a.shape[0]):
         out[np.int64(a[i]) - off] += 1
     return out
+
+
+@jit()
+def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, acc):
+    """Add rows into ``acc`` (flat, length n_groups * s * s): one s x s table per group.
+
+    Group slots come from ``g_lut`` like class slots; a group slot equal to
+    ``n_groups`` (not a known group) is never produced by the wrapper's LUT.
+    """
+    lg = g_lut.shape[0] - 1
+    lt = t_lut.shape[0] - 1
+    lp = p_lut.shape[0] - 1
+    ss = s * s
+    for i in range(t.shape[0]):
+        k = g_lut[_slot(g[i], g_off, lg)]
+        a = t_lut[_slot(t[i], t_off, lt)]
+        b = p_lut[_slot(p[i], p_off, lp)]
+        acc[k * ss + a * s + b] += 1
+
+
+@jit(parallel=True)
+def _accumulate_group_confusion(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
+                                n_groups, n_chunks):
+    """Per-chunk (n_groups + 1) stacks of s x s tables: ``(n_chunks, (G + 1) * s * s)``.
+
+    The extra last group collects rows whose group id is missing or unknown.
+    """
+    n = t.shape[0]
+    size = (n_groups + 1) * s * s
+    out = np.zeros((n_chunks, size), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = min(n, c * step)
+        hi = min(n, lo + step)
+        _count_groups_block(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi], p_off,
+                            p_lut, s, out[c])
+    return out
+
+
+@jit()
+def _count_groups_block_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, w, s,
+                                 acc, cnt):
+    lg = g_lut.shape[0] - 1
+    lt = t_lut.shape[0] - 1
+    lp = p_lut.shape[0] - 1
+    ss = s * s
+    for i in range(t.shape[0]):
+        k = g_lut[_slot(g[i], g_off, lg)]
+        a = t_lut[_slot(t[i], t_off, lt)]
+        b = p_lut[_slot(p[i], p_off, lp)]
+        acc[k * ss + a * s + b] += w[i]
+        cnt[k * ss + a * s + b] += 1
+
+
+@jit(parallel=True)
+def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut,
+                                         w, s, n_groups, n_chunks):
+    n = t.shape[0]
+    size = (n_groups + 1) * s * s
+    out = np.zeros((n_chunks, size), dtype=np.float64)
+    cnt = np.zeros((n_chunks, size), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = min(n, c * step)
+        hi = min(n, lo + step)
+        _count_groups_block_weighted(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi],
+                                     p_off, p_lut, w[lo:hi], s, out[c], cnt[c])
+    return out, cnt

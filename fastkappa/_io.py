@@ -1,0 +1,496 @@
+"""Streaming readers for the command line: CSV (plain or gzip, file or stdin) and Parquet.
+
+Files are read in record batches with pyarrow, only the columns a command
+needs, so memory stays bounded whatever the file size. CSV label columns are
+read as dictionary-encoded strings whatever they hold: their type is fixed
+before the first byte of data is parsed, so a block that happens to look
+different (a ``2.0`` after a million ``2``, a ``NA`` in row 10^7) cannot
+change a column's type halfway through the file, and every bad value can be
+traced to its row. Numbers are parsed from each block's small dictionary.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import queue
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._columns import CodesColumn
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+#: bytes per CSV block handed to the parser: small blocks keep the reader's
+#: read-ahead (several blocks in flight) and each batch's arrays small
+CSV_BLOCK_SIZE = 1 << 20
+#: rows per Parquet batch
+PARQUET_BATCH_ROWS = 1 << 20
+#: batches decoded ahead of the one being scored
+PREFETCH = 2
+#: seconds before the progress bar shows (short inputs never show one)
+PROGRESS_DELAY = 1.0
+
+
+class DataError(ValueError):
+    """The data cannot be scored (exit code 1 on the command line)."""
+
+
+def require_pyarrow():
+    """Import pyarrow or fail with the install command."""
+    try:
+        import pyarrow
+    except ImportError:
+        raise DataError(
+            "reading files needs pyarrow (and tqdm for the progress bar); install them "
+            "with: pip install fastkappa[io]") from None
+    return pyarrow
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass
+class Source:
+    """An opened input: its format, column names and a way to stream batches."""
+
+    name: str  # as shown in messages ("-" shows as "stdin")
+    fmt: str  # "csv" or "parquet"
+    columns: list[str]
+    n_rows: int | None = None
+    _open: object = None  # callable(needed, types) -> iterator of pyarrow RecordBatch
+
+    def check_columns(self, needed: list[str]) -> None:
+        """Raise :class:`DataError` listing the columns that exist."""
+        missing = [c for c in needed if c not in self.columns]
+        if missing:
+            shown = ", ".join(repr(c) for c in self.columns[:50])
+            more = f" and {len(self.columns) - 50} more" if len(self.columns) > 50 else ""
+            noun = "column" if len(missing) == 1 else "columns"
+            raise DataError(
+                f"{self.name} has no {noun} {', '.join(repr(c) for c in missing)}; its "
+                f"columns are {shown}{more}.")
+
+
+def _peek(stream, n: int) -> bytes:
+    if hasattr(stream, "peek"):
+        return stream.peek(n)[:n]
+    raise AssertionError("stream must be buffered")  # pragma: no cover
+
+
+def _split_header(line: bytes, sep: str, name: str) -> list[str]:
+    if not line:
+        raise DataError(f"{name} is empty: a CSV file needs a header line naming its columns.")
+    text = line.decode("utf-8-sig").rstrip("\r\n")
+    row = next(csv.reader([text], delimiter=sep))
+    return [c.strip() for c in row]
+
+
+def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
+    """Open ``path`` (``-`` for standard input) as CSV, gzip CSV or Parquet.
+
+    The format comes from the first bytes (gzip and Parquet magic numbers),
+    not from the file name, so piped input works too.
+    """
+    require_pyarrow()
+    if path == "-":
+        raw = stdin if stdin is not None else sys.stdin.buffer
+        if not hasattr(raw, "peek"):
+            raw = io.BufferedReader(raw)
+        name = "stdin"
+        magic = _peek(raw, 4)
+        if magic[:4] == PARQUET_MAGIC:
+            return _parquet_source(raw.read(), name)
+        if magic[:2] == GZIP_MAGIC:
+            raw = io.BufferedReader(gzip.GzipFile(fileobj=raw), 1 << 20)
+        return _csv_stream_source(raw, name, sep or ",")
+    name = path
+    if not os.path.exists(path):
+        raise DataError(f"cannot open {path!r}: no such file.")
+    if os.path.isdir(path):
+        raise DataError(f"cannot open {path!r}: it is a directory, not a file.")
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if sep is None:
+        sep = "\t" if path.lower().removesuffix(".gz").endswith((".tsv", ".tab")) else ","
+    if magic == PARQUET_MAGIC:
+        return _parquet_source(path, name)
+    compression = "gzip" if magic[:2] == GZIP_MAGIC else None
+    opener = gzip.open if compression else open
+    with opener(path, "rb") as f:
+        header = _split_header(f.readline(), sep, name)
+
+    def batches(needed, types):
+        import pyarrow as pa
+
+        stream = pa.input_stream(path, compression=compression)
+        return _csv_batches(stream, header, needed, types, sep, skip_rows=1)
+
+    return Source(name, "csv", header, None, batches)
+
+
+def _csv_stream_source(raw, name: str, sep: str) -> Source:
+    header = _split_header(raw.readline(), sep, name)
+    used = []
+
+    def batches(needed, types):
+        import pyarrow as pa
+
+        if used:
+            raise DataError("standard input can be read only once.")
+        used.append(True)
+        return _csv_batches(pa.PythonFile(raw, mode="r"), header, needed, types, sep,
+                            skip_rows=0)
+
+    return Source(name, "csv", header, None, batches)
+
+
+def _csv_batches(stream, header, needed, types, sep, skip_rows):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    # every column's type is fixed here, before any data is parsed: labels as
+    # dictionary-encoded strings (parsed into numbers per block), scores as strings
+    # (cast per block, so a bad value can be traced to its row)
+    column_types = {
+        c: pa.string() if types.get(c) == "score" else pa.dictionary(pa.int32(), pa.string())
+        for c in needed}
+    reader = pcsv.open_csv(
+        stream,
+        read_options=pcsv.ReadOptions(column_names=header, skip_rows=skip_rows,
+                                      block_size=CSV_BLOCK_SIZE),
+        parse_options=pcsv.ParseOptions(delimiter=sep),
+        convert_options=pcsv.ConvertOptions(include_columns=list(needed),
+                                            column_types=column_types,
+                                            strings_can_be_null=True))
+    yield from reader
+
+
+def _parquet_source(path_or_bytes, name: str) -> Source:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = pa.BufferReader(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes
+    try:
+        pf = pq.ParquetFile(src)
+    except pa.ArrowException as e:
+        raise DataError(f"cannot read {name} as Parquet: {e}") from None
+    columns = list(pf.schema_arrow.names)
+
+    def batches(needed, types):
+        return pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(needed),
+                               use_threads=True)
+
+    return Source(name, "parquet", columns, pf.metadata.num_rows, batches)
+
+
+def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None = None,
+                 *, progress: bool = False, prefetch: int = PREFETCH
+                 ) -> Iterator[tuple[int, dict]]:
+    """Yield ``(first_row, {column: pyarrow.Array})`` for each record batch.
+
+    ``first_row`` is the 1-based number of the batch's first data row.
+    ``types`` marks columns as ``"label"`` (default) or ``"score"`` (floats).
+    Arrow parse errors become :class:`DataError`. With ``prefetch > 0`` a
+    background thread decodes up to that many batches ahead while the caller
+    works on the current one (pyarrow and the counting kernels both release
+    the GIL), so decoding and counting overlap.
+    """
+    import pyarrow as pa
+
+    source.check_columns(needed)
+    types = types or {}
+    bar = _progress_bar(source) if progress else None
+    row = 1
+    it = iter(source._open(needed, types))
+    if prefetch > 0:
+        it = _prefetched(it, prefetch)
+    try:
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except pa.ArrowInvalid as e:
+                raise DataError(
+                    f"{source.name}: cannot parse the rows after row {row - 1}: {e}") from None
+            cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
+            yield row, cols
+            row += batch.num_rows
+            if bar is not None:
+                bar.update(batch.num_rows)
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+        if bar is not None:
+            bar.close()
+
+
+def _prefetched(it, depth: int):
+    """Iterate ``it`` in a background thread, at most ``depth`` items ahead."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in it:
+                if not put((True, item)):
+                    return
+            put((False, None))
+        except BaseException as e:  # handed to the consumer, raised there
+            put((False, e))
+
+    worker = threading.Thread(target=work, name="fastkappa-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if ok:
+                yield item
+            elif item is None:
+                return
+            else:
+                raise item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def _progress_bar(source: Source):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=source.n_rows, unit=" rows", unit_scale=True, file=sys.stderr,
+                delay=PROGRESS_DELAY, leave=False, desc=os.path.basename(source.name))
+
+
+# --------------------------------------------------------------------------- columns
+
+
+_NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
+             "use `fastkappa thresholds`")
+
+
+class LabelConverter:
+    """Turn one column's record batches into label columns, one kind for the whole file.
+
+    The kind (numbers or strings) is fixed by the first batch; a later value
+    of the other kind is an error naming its row.
+    """
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name = name
+        self.fmt = fmt
+        self.kind: str | None = None
+
+    def convert(self, arr, row0: int):
+        """``(column, missing_mask or None)`` for one batch."""
+        import pyarrow as pa
+
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        t = arr.type
+        missing = None
+        if arr.null_count:
+            missing = arr.is_null().to_numpy(zero_copy_only=False)
+        if pa.types.is_dictionary(t):
+            return self._from_dictionary(arr, row0, missing)
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return self._from_dictionary(arr.dictionary_encode(), row0, missing)
+        if pa.types.is_boolean(t):
+            vals = arr.fill_null(False).to_numpy(zero_copy_only=False).view(np.uint8)
+            return self._numbers(vals, row0, missing)
+        if pa.types.is_integer(t):
+            vals = (arr.fill_null(0) if missing is not None else arr).to_numpy(
+                zero_copy_only=False)
+            return self._numbers(vals, row0, missing)
+        if pa.types.is_floating(t):
+            vals = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            nan = np.isnan(vals)
+            if missing is not None or nan.any():
+                missing = nan if missing is None else (missing | nan)
+                vals = np.where(missing, 0.0, vals)
+            frac = vals != np.floor(vals)
+            if frac.any():
+                i = int(np.flatnonzero(frac)[0])
+                raise DataError(
+                    f"row {row0 + i}: column {self.name!r} holds {vals[i].item()!r}, which "
+                    f"is not a class label ({_NUM_HINT}).")
+            self._set_kind("num", row0, 0, vals[0] if len(vals) else None)
+            return vals.astype(np.int64), missing
+        raise DataError(
+            f"column {self.name!r} has type {t}; labels must be integers, whole-number "
+            "floats, booleans or strings.")
+
+    def _numbers(self, vals, row0, missing):
+        if len(vals):
+            self._set_kind("num", row0, 0, vals[0])
+        return vals, missing
+
+    def _set_kind(self, kind: str, row0: int, i: int, value) -> None:
+        if self.kind is None:
+            self.kind = kind
+        elif kind != self.kind:
+            had = "numbers" if self.kind == "num" else "strings"
+            raise DataError(
+                f"row {row0 + i}: column {self.name!r} holds {value!r}, but earlier rows "
+                f"hold {had}; a label column must hold one kind of value.")
+
+    def _from_dictionary(self, arr, row0, missing):
+        import pyarrow as pa
+
+        idx = arr.indices
+        if idx.null_count:
+            idx = idx.fill_null(-1)
+        codes = idx.to_numpy(zero_copy_only=False)
+        dict_vals = arr.dictionary
+        if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
+            words = dict_vals.to_pylist()
+            used = _used_codes(codes, len(words))
+            nums = _parse_numbers([words[j] for j in used]) if self.fmt == "csv" else None
+            if nums is not None and self.kind != "str":
+                cats = np.zeros(len(words), dtype=nums.dtype)
+                cats[used] = nums
+                if cats.dtype.kind == "f":
+                    frac = cats[used] != np.floor(cats[used])
+                    if frac.any():
+                        bad = used[np.flatnonzero(frac)[0]]
+                        i = int(np.flatnonzero(codes == bad)[0])
+                        raise DataError(
+                            f"row {row0 + i}: column {self.name!r} holds {words[bad]!r}, "
+                            f"which is not a class label ({_NUM_HINT}).")
+                    cats = cats.astype(np.int64)
+                if len(used):
+                    self._set_kind("num", row0, 0, None)
+                return CodesColumn(codes, cats, kind="num"), missing
+            if len(used) and self.kind == "num":
+                # find the first value that is not a number
+                bad = next(j for j in used if _parse_numbers([words[j]]) is None)
+                i = int(np.flatnonzero(codes == bad)[0])
+                self._set_kind("str", row0, i, words[bad])
+            if len(used):
+                self._set_kind("str", row0, 0, None)
+            cats = np.asarray(words, dtype=object)
+            return CodesColumn(codes, cats, kind="str"), missing
+        # a dictionary of numbers (e.g. a categorical column in Parquet)
+        cats = dict_vals.to_numpy(zero_copy_only=False)
+        if cats.dtype.kind == "f":
+            bad = cats != np.floor(cats)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                hit = np.flatnonzero(codes == j)
+                if len(hit):
+                    raise DataError(
+                        f"row {row0 + int(hit[0])}: column {self.name!r} holds "
+                        f"{cats[j].item()!r}, which is not a class label ({_NUM_HINT}).")
+            cats = np.where(bad, 0, cats).astype(np.int64)
+        if len(codes):
+            self._set_kind("num", row0, 0, None)
+        return CodesColumn(codes, cats, kind="num"), missing
+
+
+def _used_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    seen = np.bincount(codes[codes >= 0], minlength=n) > 0 if len(codes) else np.zeros(n, bool)
+    return np.flatnonzero(seen)
+
+
+def _parse_numbers(words: list[str]) -> np.ndarray | None:
+    """The words as int64 (all integers) or float64 (all numbers), else None."""
+    try:
+        return np.array([int(w) for w in words], dtype=np.int64)
+    except (ValueError, OverflowError):
+        pass
+    try:
+        vals = np.array([float(w) for w in words], dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.all(np.isfinite(vals)):
+        return None
+    return vals
+
+
+def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Continuous scores of one batch as float64 and the missing mask."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        try:
+            arr = pc.cast(arr, pa.float64())
+        except pa.ArrowInvalid:
+            for i, w in enumerate(arr.to_pylist()):
+                if w is None:
+                    continue
+                try:
+                    float(w)
+                except ValueError:
+                    raise DataError(
+                        f"row {row0 + i}: column {name!r} holds {w!r}, which is not a "
+                        "number.") from None
+            raise
+    elif not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)
+              or pa.types.is_decimal(arr.type)):
+        raise DataError(f"column {name!r} has type {arr.type}; scores must be numbers.")
+    vals = arr.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False)
+    missing = np.isnan(vals)
+    return vals, (missing if missing.any() else None)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def subset(col, keep: np.ndarray):
+    """Rows ``keep`` (bool mask or indices) of a converted column."""
+    if isinstance(col, CodesColumn):
+        return CodesColumn(col.codes[keep], col.categories, col.ordered, col.kind)
+    return col[keep]
+
+
+def materialize(col) -> np.ndarray:
+    """The values of a converted column as a NumPy array (strings as objects)."""
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories)
+        if len(cats) == 0:
+            return np.empty(len(col.codes), dtype=object if col.kind == "str" else np.int64)
+        vals = cats[np.maximum(col.codes, 0)]
+        return vals
+    return np.asarray(col)
+
+
+def first_row_outside(col, labels: np.ndarray) -> tuple[int, object] | None:
+    """(index, value) of the first row whose value is not in ``labels``."""
+    allowed = set(np.asarray(labels).tolist())
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories).tolist()
+        bad = np.array([c not in allowed for c in cats] + [False], dtype=bool)
+        hit = np.flatnonzero(bad[col.codes])  # code -1 reads the trailing False
+        if len(hit):
+            return int(hit[0]), cats[col.codes[hit[0]]]
+        return None
+    vals = np.asarray(col)
+    bad = ~np.isin(vals, np.asarray(list(allowed)))
+    hit = np.flatnonzero(bad)
+    if len(hit):
+        return int(hit[0]), vals[hit[0]].item()
+    return None

@@ -1,0 +1,860 @@
+"""The ``fastkappa`` command line: score files bigger than memory.
+
+Subcommands::
+
+    fastkappa demo                       score the shipped retinopathy set
+    fastkappa score FILE --true C --pred C [--weights W] [--ci METHOD] [--by C] ...
+    fastkappa compare FILE --true C --pred C1 C2 ... [--reference C1]
+    fastkappa thresholds FILE --true C --score C [--cv K]
+
+FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
+standard input either way) or Parquet. ``score`` streams the file in record
+batches through :class:`fastkappa.CohenKappa`, so its memory does not grow
+with the file; ``compare``, ``thresholds`` and ``score --clusters`` resample
+rows and hold the columns they need (a few bytes per row).
+
+Exit codes: 0 on success, 1 when the data cannot be scored (unreadable
+file, missing column, bad value), 2 when the command line is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._io import (
+    DataError,
+    LabelConverter,
+    first_row_outside,
+    iter_batches,
+    materialize,
+    open_source,
+    score_values,
+    subset,
+)
+from ._validation import PARALLEL_MIN_ROWS
+
+FORMATS = ("text", "json", "csv")
+WEIGHTS = ("none", "linear", "quadratic")
+METHODS = ("bca", "percentile", "basic", "asymptotic")
+
+
+class UsageError(Exception):
+    """The command line is wrong (exit code 2)."""
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+def _level(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
+    return v
+
+
+def _label_list(text: str) -> list:
+    items = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(s == "" for s in items):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated class labels such as 0,1,2,3,4; got {text!r}")
+    try:
+        return [int(s) for s in items]
+    except ValueError:
+        return items
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``fastkappa`` command.
+
+    Examples
+    --------
+    >>> from fastkappa.cli import make_parser
+    >>> args = make_parser().parse_args(["score", "data.csv", "--true", "y", "--pred", "p"])
+    >>> args.command, args.file, args.weights
+    ('score', 'data.csv', 'none')
+    """
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--threads", type=_positive_int, metavar="N",
+                        help="number of threads for the counting kernels (numba)")
+    common.add_argument("--format", choices=FORMATS, default="text",
+                        help="output format (default: text); json writes NaN as null")
+    common.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress bar (it shows only on a terminal anyway)")
+
+    file_opts = argparse.ArgumentParser(add_help=False)
+    file_opts.add_argument("file", metavar="FILE",
+                           help="CSV (optionally gzip-compressed) or Parquet file; - for stdin")
+    file_opts.add_argument("--true", required=True, metavar="COL", dest="true",
+                           help="column of reference labels")
+    file_opts.add_argument("--sep", metavar="CHAR",
+                           help="CSV field separator (default: , or tab for .tsv)")
+    file_opts.add_argument("--nan-policy", choices=("raise", "omit"), default="raise",
+                           help="rows with a missing value: error (default) or drop")
+
+    classes = argparse.ArgumentParser(add_help=False)
+    grp = classes.add_mutually_exclusive_group()
+    grp.add_argument("--labels", type=_label_list, metavar="L1,L2,...",
+                     help="the classes in scale order (declares unobserved ones too)")
+    grp.add_argument("--n-classes", type=_positive_int, metavar="K",
+                     help="classes are 0..K-1")
+
+    interval = argparse.ArgumentParser(add_help=False)
+    interval.add_argument("--confidence-level", type=_level, default=0.95, metavar="CL",
+                          help="confidence level (default: 0.95)")
+    interval.add_argument("--n-resamples", type=_positive_int, default=10_000, metavar="B",
+                          help="bootstrap replicates (default: 10000)")
+    interval.add_argument("--seed", type=int, default=None, help="random seed")
+
+    parser = argparse.ArgumentParser(
+        prog="fastkappa",
+        description="Cohen's kappa and quadratic-weighted kappa (QWK) with confidence "
+                    "intervals, on files of any size.",
+        epilog="Exit codes: 0 success, 1 the data cannot be scored, 2 usage error.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"fastkappa {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = sub.add_parser(
+        "demo", parents=[common],
+        help="score the shipped retinopathy data set (QWK, intervals, comparison)",
+        description="Score the simulated diabetic-retinopathy set shipped with fastkappa "
+                    "(120,000 eyes, three models) and a published table.")
+    demo.add_argument("--n-resamples", type=_positive_int, default=2000, metavar="B",
+                      help="bootstrap replicates (default: 2000)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    demo.add_argument("--figures", metavar="DIR",
+                      help="also save the figures (PNG) in this folder (needs matplotlib)")
+    demo.set_defaults(func=_cmd_demo)
+
+    score = sub.add_parser(
+        "score", parents=[file_opts, classes, interval, common],
+        help="kappa of two label columns, streamed in constant memory",
+        description="Kappa between two label columns of a file, read in batches.")
+    score.add_argument("--pred", required=True, metavar="COL", help="column of predictions")
+    score.add_argument("--weights", choices=WEIGHTS, default="none",
+                       help="disagreement weights (default: none; quadratic gives QWK)")
+    score.add_argument("--ci", choices=METHODS, metavar="METHOD",
+                       help=f"add a confidence interval: {', '.join(METHODS)}")
+    score.add_argument("--clusters", metavar="COL",
+                       help="cluster column (e.g. patient id) for the interval")
+    score.add_argument("--by", metavar="COL", help="also score each group of this column")
+    score.set_defaults(func=_cmd_score)
+
+    compare = sub.add_parser(
+        "compare", parents=[file_opts, classes, interval, common],
+        help="paired comparison of several prediction columns",
+        description="Kappa of each prediction column and paired differences, resampled "
+                    "jointly.")
+    compare.add_argument("--pred", required=True, nargs="+", metavar="COL",
+                         help="two or more prediction columns")
+    compare.add_argument("--reference", metavar="COL",
+                         help="compare each model with this one only")
+    compare.add_argument("--weights", choices=WEIGHTS, default="quadratic",
+                         help="disagreement weights (default: quadratic)")
+    compare.add_argument("--method", choices=METHODS, default="bca",
+                         help="interval method (default: bca)")
+    compare.add_argument("--clusters", metavar="COL", help="cluster column for resampling")
+    compare.add_argument("--p-adjust", choices=("none", "holm"), default="none",
+                         help="multiplicity adjustment of the paired p-values")
+    compare.set_defaults(func=_cmd_compare)
+
+    thresholds = sub.add_parser(
+        "thresholds", parents=[file_opts, classes, common],
+        help="cut points that maximise QWK for a continuous score",
+        description="Exact optimal cut points turning a continuous score into classes.")
+    thresholds.add_argument("--score", required=True, metavar="COL",
+                            help="column of continuous scores")
+    thresholds.add_argument("--weights", choices=WEIGHTS, default="quadratic",
+                            help="disagreement weights (default: quadratic)")
+    thresholds.add_argument("--cv", type=_positive_int, metavar="K",
+                            help="also report the K-fold out-of-fold kappa")
+    thresholds.add_argument("--seed", type=int, default=None, help="random seed for the folds")
+    thresholds.set_defaults(func=_cmd_thresholds)
+    return parser
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0, 1 data error, 2 usage error).
+
+    Examples
+    --------
+    >>> from fastkappa.cli import main
+    >>> main(["demo", "--format", "json"])  # doctest: +SKIP
+    0
+    """
+    parser = make_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse reports usage errors itself
+        return int(e.code) if isinstance(e.code, int) else 2
+    prog = f"fastkappa {args.command}"
+    recorded: list = []
+    try:
+        _set_threads(args.threads)
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always")
+            out = args.func(args)
+        _report_warnings(recorded, prog)
+        _write(out, args.format)
+    except UsageError as e:
+        _report_warnings(recorded, prog)
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # DataError and the library's validation errors
+        _report_warnings(recorded, prog)
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # output piped into head and closed: not an error
+        return 0
+    return 0
+
+
+def _report_warnings(recorded, prog: str) -> None:
+    seen = set()
+    for w in recorded:
+        mod = getattr(w, "filename", "") or ""
+        ours = issubclass(w.category, RuntimeWarning) or "fastkappa" in mod
+        if not ours:  # not ours to judge: hand it back to the warning system
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            print(f"{prog}: warning: {text}", file=sys.stderr)
+
+
+def _set_threads(n: int | None) -> None:
+    if n is None:
+        return
+    import numba
+
+    top = numba.config.NUMBA_NUM_THREADS
+    if n > top:
+        raise UsageError(
+            f"--threads {n} is more than the {top} threads numba was started with "
+            "(set NUMBA_NUM_THREADS to raise the limit).")
+    numba.set_num_threads(n)
+
+
+# --------------------------------------------------------------------------- output
+
+
+class Output:
+    """What a command produced: text for people, a dict for JSON, rows for CSV."""
+
+    def __init__(self, text: str, data: dict, rows: list[dict]):
+        self.text = text
+        self.data = data
+        self.rows = rows
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: NaN/inf as None, NumPy scalars and arrays as Python values."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, np.generic):
+        return _clean(x.item())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _write(out: Output, fmt: str) -> None:
+    stream = sys.stdout
+    if fmt == "json":
+        stream.write(json.dumps(_clean(out.data), indent=2, allow_nan=False) + "\n")
+    elif fmt == "csv":
+        buf = io.StringIO()
+        fields: list[str] = []
+        for row in out.rows:
+            fields.extend(k for k in row if k not in fields)
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for row in out.rows:
+            writer.writerow({k: _csv_value(v) for k, v in row.items()})
+        stream.write(buf.getvalue())
+    else:
+        stream.write(out.text.rstrip("\n") + "\n")
+    stream.flush()
+
+
+def _csv_value(v: Any) -> Any:
+    v = _clean(v)
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return v
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "nan"
+    return f"{x:.{digits}f}"
+
+
+def _ci_dict(res) -> dict:
+    """The scalar fields of a KappaCI (the bootstrap distribution left out)."""
+    keys = ("estimate", "low", "high", "standard_error", "method", "confidence_level",
+            "n_resamples", "n_undefined", "standard_error_null", "z", "p_value")
+    return {k: _clean(getattr(res, k, None)) for k in keys}
+
+
+_METHOD_NAMES = {"bca": "BCa", "percentile": "percentile", "basic": "basic",
+                 "asymptotic": "asymptotic"}
+
+
+def _ci_text(res) -> str:
+    """Like ``str(KappaCI)`` with four decimals (a CLI reader compares models)."""
+    level = f"{100 * res.confidence_level:.10g}%"
+    method = _METHOD_NAMES.get(res.method, res.method)
+    return (f"kappa = {_fmt(res.estimate)} ({level} CI {_fmt(res.low)} to {_fmt(res.high)}, "
+            f"{method})")
+
+
+def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | None = None
+                 ) -> str:
+    """A confusion matrix as aligned text; ``row_names`` default to the labels."""
+    names = [str(v) for v in labels]
+    rows = [str(v) for v in (row_names if row_names is not None else labels)]
+    cells = [[f"{v:g}" if isinstance(v, float) else str(v) for v in row] for row in
+             matrix.tolist()]
+    width = max([len(n) for n in names] + [len(c) for r in cells for c in r] + [3])
+    lead = max(len(r) for r in rows)
+    lines = [" " * (lead + 2) + " ".join(n.rjust(width) for n in names)]
+    for name, row in zip(rows, cells, strict=True):
+        lines.append(name.ljust(lead) + "  " + " ".join(c.rjust(width) for c in row))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _weights(args) -> str | None:
+    return None if args.weights == "none" else args.weights
+
+
+def _class_kw(args) -> dict:
+    if args.labels is not None:
+        return {"labels": args.labels}
+    if args.n_classes is not None:
+        return {"n_classes": args.n_classes}
+    return {}
+
+
+def _declared(args) -> np.ndarray | None:
+    if args.labels is not None:
+        return np.asarray(args.labels, dtype=object if isinstance(args.labels[0], str)
+                          else np.int64)
+    if args.n_classes is not None:
+        return np.arange(args.n_classes)
+    return None
+
+
+def _unique(names: list[str | None]) -> list[str]:
+    out: list[str] = []
+    for n in names:
+        if n is not None and n not in out:
+            out.append(n)
+    return out
+
+
+def _progress(args) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
+    """Keep-mask of the rows without missing values (None: all kept)."""
+    any_missing = None
+    for name, m in masks.items():
+        if m is None or not m.any():
+            continue
+        if policy == "raise":
+            i = int(np.flatnonzero(m)[0])
+            raise DataError(
+                f"row {row0 + i}: column {name!r} is empty or missing (NA/NaN/null); pass "
+                "--nan-policy omit to skip rows with a missing value.")
+        any_missing = m if any_missing is None else (any_missing | m)
+    return None if any_missing is None else ~any_missing
+
+
+def _explain_update_error(err: ValueError, cols: dict, declared, row0: int,
+                          index: np.ndarray | None = None) -> DataError:
+    """Turn an accumulator error into one that names the first bad row."""
+    if declared is not None:
+        for name, col in cols.items():
+            hit = first_row_outside(col, declared)
+            if hit is not None:
+                i, value = hit
+                i = int(index[i]) if index is not None else i
+                shown = declared.tolist()
+                return DataError(
+                    f"row {row0 + i}: column {name!r} holds {value!r}, which is not one of "
+                    f"the declared classes {shown[:20]}{' ...' if len(shown) > 20 else ''}; "
+                    "declare every class with --labels or --n-classes.")
+    names = list(cols)
+    msg = str(err).replace("`y_true`", repr(names[0])).replace("`y_pred`", repr(names[-1]))
+    return DataError(f"in the rows from row {row0}: {msg}")
+
+
+def _read_columns(args, src, label_cols: list[str], score_cols: list[str] = (),
+                  extra_cols: list[str] = ()) -> dict[str, np.ndarray]:
+    """Whole columns in memory (compact dtypes), missing rows handled by --nan-policy."""
+    needed = _unique([*label_cols, *score_cols, *extra_cols])
+    types = {c: "score" for c in score_cols}
+    conv = {c: LabelConverter(c, src.fmt) for c in needed if c not in score_cols}
+    parts: dict[str, list] = {c: [] for c in needed}
+    declared = _declared(args)
+    for row0, cols in iter_batches(src, needed, types, progress=_progress(args)):
+        values, masks = {}, {}
+        for c in needed:
+            if c in score_cols:
+                values[c], masks[c] = score_values(cols[c], c, row0)
+            else:
+                values[c], masks[c] = conv[c].convert(cols[c], row0)
+        keep = _missing_rows(masks, row0, args.nan_policy)
+        if keep is not None:
+            values = {c: subset(v, keep) for c, v in values.items()}
+        if declared is not None:
+            for c in label_cols:
+                hit = first_row_outside(values[c], declared)
+                if hit is not None:
+                    i, value = hit
+                    rows = np.flatnonzero(keep)[i] if keep is not None else i
+                    raise DataError(
+                        f"row {row0 + rows}: column {c!r} holds {value!r}, which is not one "
+                        f"of the declared classes {declared.tolist()[:20]}.")
+        for c in needed:
+            parts[c].append(_compact(materialize(values[c]) if c not in score_cols
+                                     else values[c]))
+    out = {}
+    for c in needed:
+        if parts[c]:
+            out[c] = np.concatenate(parts[c])
+        else:
+            out[c] = np.empty(0)
+    if len(out[needed[0]]) == 0:
+        raise DataError(f"{src.name} holds no rows to score.")
+    return out
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and len(a):
+        lo, hi = a.min(), a.max()
+        for dt in (np.int8, np.int16, np.int32):
+            info = np.iinfo(dt)
+            if info.min <= lo and hi <= info.max:
+                return a.astype(dt)
+    return a
+
+
+# --------------------------------------------------------------------------- score
+
+#: rows per accumulator update: below the size where the counting kernels go parallel
+_SLICE_ROWS = PARALLEL_MIN_ROWS - 1
+
+
+def _length(col) -> int:
+    from ._columns import CodesColumn
+
+    return len(col.codes) if isinstance(col, CodesColumn) else len(col)
+
+
+def _group_codes(col) -> tuple[np.ndarray, list]:
+    """Per-row group codes and the group keys they index."""
+    from ._columns import CodesColumn
+
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories)
+        used, codes = np.unique(col.codes, return_inverse=True)
+        return codes, cats[used].tolist()
+    keys, codes = np.unique(np.asarray(col), return_inverse=True)
+    return codes, keys.tolist()
+
+
+def _cmd_score(args) -> Output:
+    import fastkappa as fk
+
+    weights = _weights(args)
+    src = open_source(args.file, sep=args.sep)
+    needed = _unique([args.true, args.pred, args.clusters, args.by])
+    try:
+        acc = fk.CohenKappa(weights=weights, **_class_kw(args))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    declared = _declared(args)
+    conv = {c: LabelConverter(c, src.fmt) for c in needed}
+    groups: dict[Any, fk.CohenKappa] = {}
+    rows: dict[str, list] = {c: [] for c in needed} if args.clusters else {}
+    for row0, cols in iter_batches(src, needed, progress=_progress(args)):
+        values, masks = {}, {}
+        for c in needed:
+            values[c], masks[c] = conv[c].convert(cols[c], row0)
+        keep = _missing_rows(masks, row0, args.nan_policy)
+        index = None
+        if keep is not None:
+            index = np.flatnonzero(keep)
+            values = {c: subset(v, index) for c, v in values.items()}
+        t, p = values[args.true], values[args.pred]
+        try:
+            # serial counting per slice: the file reader's threads do the heavy
+            # lifting, and a parallel kernel per batch would only wait for them
+            for lo in range(0, _length(t), _SLICE_ROWS):
+                acc.update(subset(t, slice(lo, lo + _SLICE_ROWS)),
+                           subset(p, slice(lo, lo + _SLICE_ROWS)))
+        except DataError:
+            raise
+        except ValueError as e:
+            raise _explain_update_error(e, {args.true: t, args.pred: p}, declared, row0,
+                                        index) from None
+        if args.by:
+            codes, keys = _group_codes(values[args.by])
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
+            for j, key in enumerate(keys):
+                sel = order[bounds[j]:bounds[j + 1]]
+                g = groups.get(key)
+                if g is None:
+                    g = groups[key] = fk.CohenKappa(weights=weights, **_class_kw(args))
+                g.update(subset(t, sel), subset(p, sel))
+        if args.clusters:
+            for c in needed:
+                rows[c].append(_compact(materialize(values[c])))
+    if acc.n_rows == 0:
+        raise DataError(f"{src.name} holds no rows to score"
+                        + (" after dropping rows with missing values"
+                           if args.nan_policy == "omit" else "") + ".")
+    labels = acc.labels
+    kappa = acc.compute()
+    ci = None
+    full = None
+    if args.ci:
+        if args.clusters:
+            full = {c: np.concatenate(v) for c, v in rows.items()}
+            ci = fk.kappa_ci(full[args.true], full[args.pred], weights=weights, labels=labels,
+                             clusters=full[args.clusters], method=args.ci,
+                             confidence_level=args.confidence_level,
+                             n_resamples=args.n_resamples, seed=args.seed)
+        else:
+            ci = acc.ci(method=args.ci, confidence_level=args.confidence_level,
+                        n_resamples=args.n_resamples, seed=args.seed)
+    group_results = []
+    for key in sorted(groups, key=_sort_key):
+        g = groups[key]
+        matrix = g.aligned(labels)
+        gk = fk.kappa_from_confusion(matrix, weights)
+        gci = None
+        if args.ci:
+            if args.clusters:
+                sel = full[args.by] == key
+                gci = fk.kappa_ci(full[args.true][sel], full[args.pred][sel], weights=weights,
+                                  labels=labels, clusters=full[args.clusters][sel],
+                                  method=args.ci, confidence_level=args.confidence_level,
+                                  n_resamples=args.n_resamples, seed=args.seed)
+            else:
+                gci = fk.kappa_ci_from_confusion(
+                    matrix, weights=weights, method=args.ci,
+                    confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+                    seed=args.seed)
+        group_results.append((key, g.n_rows, gk, gci))
+    return _score_output(args, src, acc, kappa, ci, group_results)
+
+
+def _sort_key(v):
+    return (isinstance(v, str), v)
+
+
+def _score_output(args, src, acc, kappa, ci, group_results) -> Output:
+    labels = acc.labels
+    wname = args.weights
+    data = {
+        "command": "score",
+        "file": src.name,
+        "y_true": args.true,
+        "y_pred": args.pred,
+        "n_rows": acc.n_rows,
+        "labels": labels,
+        "weights": None if wname == "none" else wname,
+        "kappa": kappa,
+        "ci": _ci_dict(ci) if ci is not None else None,
+        "clusters": args.clusters,
+        "confusion": acc.confusion,
+    }
+    if args.by:
+        data["by"] = args.by
+        data["groups"] = [
+            {"group": key, "n_rows": n, "kappa": k,
+             "ci": _ci_dict(c) if c is not None else None}
+            for key, n, k, c in group_results]
+
+    def row(level, group, n, k, c):
+        r = {"level": level, "group": group, "n_rows": n, "kappa": k}
+        if args.ci:
+            r.update(low=c.low, high=c.high, standard_error=c.standard_error,
+                     method=c.method, confidence_level=c.confidence_level)
+        return r
+
+    rows = [row("overall", "", acc.n_rows, kappa, ci)]
+    rows += [row("group", key, n, k, c) for key, n, k, c in group_results]
+    what = {"none": "unweighted", "linear": "linear-weighted",
+            "quadratic": "quadratic-weighted (QWK)"}[wname]
+    lines = [f"{src.name}: {acc.n_rows:,} rows, {len(labels)} classes {labels.tolist()[:20]}"
+             f"{' ...' if len(labels) > 20 else ''}",
+             f"{what} kappa of {args.pred!r} against {args.true!r}"]
+    lines.append(_ci_text(ci) if ci is not None else f"kappa = {_fmt(kappa)}")
+    if args.clusters and ci is not None:
+        lines.append(f"(interval resamples clusters of {args.clusters!r})")
+    if len(labels) <= 12:
+        lines += ["", f"confusion matrix (rows: {args.true}, columns: {args.pred}):",
+                  _matrix_text(acc.confusion, labels.tolist())]
+    if group_results:
+        lines += ["", f"by {args.by!r}:"]
+        width = max(len(str(k)) for k, *_ in group_results)
+        width = max(width, 5)
+        head = f"{'group'.ljust(width)}  {'rows':>10}  {'kappa':>7}"
+        if args.ci:
+            head += f"  {'low':>7}  {'high':>7}"
+        lines.append(head)
+        for key, n, k, c in group_results:
+            line = f"{str(key).ljust(width)}  {n:>10,}  {_fmt(k):>7}"
+            if args.ci:
+                line += f"  {_fmt(c.low):>7}  {_fmt(c.high):>7}"
+            lines.append(line)
+    return Output("\n".join(lines), data, rows)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _pairs_text(comp) -> list[str]:
+    lines = []
+    for pr in comp.pairs:
+        p_adj = getattr(pr, "p_adjusted", None)
+        adj = "" if p_adj is None or p_adj == pr.p_value else f", adjusted p = {p_adj:.4g}"
+        lines.append(f"  {pr.a} - {pr.b}: {pr.difference:+.4f} "
+                     f"({_fmt(pr.low)} to {_fmt(pr.high)}), p = {pr.p_value:.4g}{adj}")
+    return lines
+
+
+def _pair_dict(pr) -> dict:
+    keys = ("a", "b", "difference", "low", "high", "p_value", "p_adjusted")
+    return {k: _clean(getattr(pr, k, None)) for k in keys}
+
+
+def _cmd_compare(args) -> Output:
+    import fastkappa as fk
+
+    if len(args.pred) < 2:
+        raise UsageError("compare needs two or more --pred columns.")
+    if len(set(args.pred)) != len(args.pred):
+        raise UsageError("each --pred column may appear once.")
+    if args.reference is not None and args.reference not in args.pred:
+        raise UsageError(f"--reference {args.reference!r} must be one of the --pred columns "
+                         f"{args.pred}.")
+    if not hasattr(fk, "compare"):
+        raise DataError("this fastkappa build has no fastkappa.compare yet.")
+    src = open_source(args.file, sep=args.sep)
+    label_cols = _unique([args.true, *args.pred])
+    cols = _read_columns(args, src, label_cols, extra_cols=_unique([args.clusters]))
+    preds = {name: cols[name] for name in args.pred}
+    comp = fk.compare(
+        cols[args.true], preds, weights=_weights(args), method=args.method,
+        confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+        seed=args.seed, clusters=cols[args.clusters] if args.clusters else None,
+        reference=args.reference, p_adjust=None if args.p_adjust == "none" else args.p_adjust,
+        **_class_kw(args))
+    n = len(cols[args.true])
+    data = {
+        "command": "compare", "file": src.name, "y_true": args.true, "n_rows": n,
+        "weights": None if args.weights == "none" else args.weights,
+        "clusters": args.clusters,
+        "models": {name: _ci_dict(res) for name, res in comp.models.items()},
+        "pairs": [_pair_dict(pr) for pr in comp.pairs],
+    }
+    rows = [{"kind": "model", "model": name, "estimate": res.estimate, "low": res.low,
+             "high": res.high, "p_value": "", "p_adjusted": "",
+             "method": res.method, "confidence_level": res.confidence_level}
+            for name, res in comp.models.items()]
+    rows += [{"kind": "difference", "model": f"{pr.a} - {pr.b}", "estimate": pr.difference,
+              "low": pr.low, "high": pr.high, "p_value": pr.p_value,
+              "p_adjusted": getattr(pr, "p_adjusted", None),
+              "method": args.method, "confidence_level": args.confidence_level}
+             for pr in comp.pairs]
+    lines = [f"{src.name}: {n:,} rows, reference {args.true!r}"]
+    width = max(len(m) for m in comp.models)
+    for name, res in comp.models.items():
+        lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")
+    lines += ["paired differences:", *_pairs_text(comp)]
+    return Output("\n".join(lines), data, rows)
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def _cmd_thresholds(args) -> Output:
+    import fastkappa as fk
+
+    src = open_source(args.file, sep=args.sep)
+    cols = _read_columns(args, src, [args.true], score_cols=[args.score])
+    opt = fk.ThresholdOptimizer(weights=_weights(args), cv=args.cv, seed=args.seed,
+                                **_class_kw(args))
+    opt.fit(cols[args.true], cols[args.score])
+    th = np.asarray(opt.thresholds_, dtype=np.float64)
+    cv_qwk = getattr(opt, "cv_qwk_", None) if args.cv else None
+    n = len(cols[args.true])
+    data = {"command": "thresholds", "file": src.name, "y_true": args.true,
+            "score": args.score, "n_rows": n,
+            "weights": None if args.weights == "none" else args.weights,
+            "thresholds": th, "kappa": float(opt.qwk_),
+            "cv": args.cv, "cv_kappa": None if cv_qwk is None else float(cv_qwk)}
+    rows = [{"cut": i + 1, "threshold": float(v)} for i, v in enumerate(th)]
+    lines = [f"{src.name}: {n:,} rows; cut points for {args.score!r} against {args.true!r}",
+             "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
+             f"in-sample kappa = {_fmt(float(opt.qwk_))}"]
+    if cv_qwk is not None:
+        lines.append(f"{args.cv}-fold out-of-fold kappa = {_fmt(float(cv_qwk))}")
+    return Output("\n".join(lines), data, rows)
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _cmd_demo(args) -> Output:
+    import fastkappa as fk
+
+    from .data import GRADE_NAMES, load_fleiss_1969, load_retinopathy
+
+    d = load_retinopathy()
+    y = d["y_true"]
+    patient = d["patient_id"]
+    models = {m: d[m] for m in ("model_a", "model_b", "model_c")}
+    k = len(GRADE_NAMES)
+    common = {"weights": "quadratic", "n_classes": k}
+    boot = {"n_resamples": args.n_resamples, "seed": args.seed}
+    results = {}
+    for name, pred in models.items():
+        results[name] = fk.kappa_ci(y, pred, method="bca", clusters=patient, **common, **boot)
+    best = max(results, key=lambda m: results[m].estimate)
+    comp = None
+    if hasattr(fk, "compare"):
+        comp = fk.compare(y, models, method="bca", clusters=patient, p_adjust="holm",
+                          **common, **boot)
+    cm = fk.confusion_matrix(y, models[best], n_classes=k)
+    table = load_fleiss_1969()
+    pub = fk.kappa_ci_from_confusion(table["table"], method="asymptotic")
+
+    data = {
+        "command": "demo",
+        "data": {"rows": len(y), "patients": len(np.unique(patient)),
+                 "grades": list(GRADE_NAMES), "prevalence": np.bincount(y, minlength=k) / len(y)},
+        "models": {m: _ci_dict(r) for m, r in results.items()},
+        "comparison": None if comp is None else [_pair_dict(pr) for pr in comp.pairs],
+        "best_model": best,
+        "confusion": cm,
+        "published_table": {"citation": table["citation"], "table": table["table"],
+                            "kappa_published": table["kappa"], **_ci_dict(pub)},
+    }
+    rows = [{"kind": "model", "name": m, "estimate": r.estimate, "low": r.low, "high": r.high,
+             "p_value": ""} for m, r in results.items()]
+    if comp is not None:
+        rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
+                  "low": pr.low, "high": pr.high,
+                  "p_value": getattr(pr, "p_adjusted", None) or pr.p_value}
+                 for pr in comp.pairs]
+    figures = _demo_figures(args.figures, y, models, d["score_a"], results, comp, cm, best,
+                            k) if args.figures else []
+    data["figures"] = figures
+    rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
+                 "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": ""})
+    prev = ", ".join(f"{g} {100 * v:.1f}%" for g, v in zip(
+        GRADE_NAMES, np.bincount(y, minlength=k) / len(y), strict=True))
+    lines = [
+        "fastkappa demo: simulated diabetic-retinopathy screening set (ships with fastkappa)",
+        f"{len(y):,} eyes of {len(np.unique(patient)):,} patients, grades 0-4: {prev}",
+        "",
+        f"quadratic-weighted kappa (QWK), 95% BCa intervals, {args.n_resamples} resamples "
+        "of patients (two eyes each):",
+    ]
+    width = max(len(m) for m in results)
+    for m, r in results.items():
+        lines.append(f"  {m.ljust(width)}  {_ci_text(r)}")
+    if comp is not None:
+        lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
+                      "Holm-adjusted p):", *_pairs_text(comp)]
+    lines += ["", f"confusion matrix of the best model, {best} "
+                  f"(rows: reference grade, columns: {best}):",
+              _matrix_text(cm, range(k), [f"{i} {g}" for i, g in enumerate(GRADE_NAMES)]),
+              "",
+              "published table: Fleiss, Cohen & Everitt (1969), 200 subjects, 3 categories",
+              f"  unweighted kappa: {_ci_text(pub)}  (published: 3/7 = {table['kappa']:.4f})"]
+    if figures:
+        lines += ["", "figures: " + ", ".join(figures)]
+    return Output("\n".join(lines), data, rows)
+
+
+def _demo_figures(folder, y, models, score, results, comp, cm, best, k) -> list[str]:
+    """Save the demo's figures as PNG files in ``folder``; return their paths."""
+    import os
+
+    try:
+        import matplotlib
+    except ImportError:
+        raise DataError("--figures needs matplotlib; install it with: "
+                        "pip install fastkappa[plot]") from None
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    import fastkappa as fk
+    import fastkappa.plot as fkplot
+
+    from .data import GRADE_NAMES
+
+    os.makedirs(folder, exist_ok=True)
+    saved = []
+
+    def save(ax, name: str) -> None:
+        path = os.path.join(folder, name)
+        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(ax.figure)
+        saved.append(path)
+
+    save(fkplot.confusion_matrix(confusion=cm, labels=list(GRADE_NAMES), weights="quadratic",
+                                 names=("grade", best)), "confusion_matrix.png")
+    save(fkplot.forest(comp if comp is not None else results), "models.png")
+    if comp is not None:
+        save(fkplot.differences(comp), "differences.png")
+    save(fkplot.bootstrap_distribution(results[best]), "bootstrap.png")
+    opt = fk.ThresholdOptimizer(n_classes=k).fit(y, np.asarray(score, dtype=np.float64))
+    save(fkplot.threshold_curve(opt), "thresholds.png")
+    return saved

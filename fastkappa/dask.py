@@ -1,0 +1,461 @@
+"""Kappa on Dask collections: data bigger than one machine's memory.
+
+Every function takes 1-D dask arrays or dask DataFrame columns (dask
+Series) and runs one pass over the data: each partition is scored by a
+:class:`fastkappa.CohenKappa` (the same validation and counting kernels as
+:func:`fastkappa.cohen_kappa`), and the per-partition accumulators are
+merged in a tree. A partition's result is its K x K confusion matrix, so a
+worker holds one partition at a time and the client receives K * K
+numbers per partition.
+
+Import it explicitly (``import fastkappa.dask``); it needs
+``pip install fastkappa[dask]``.
+
+Other map-reduce engines
+------------------------
+:meth:`fastkappa.CohenKappa.merge` is associative and commutative and the
+accumulator pickles, so the same pattern serves any engine. With Spark::
+
+    import fastkappa as fk
+
+    def score(rows):                        # runs on the executors
+        rows = list(rows)
+        acc = fk.CohenKappa(n_classes=5, weights="quadratic")
+        if rows:
+            acc.update([r.y_true for r in rows], [r.y_pred for r in rows])
+        yield acc
+
+    acc = df.rdd.mapPartitions(score).reduce(lambda a, b: a + b)
+    acc.compute()          # QWK of the whole table
+    acc.ci(seed=0)         # iid bootstrap interval from the merged matrix
+
+(``mapInPandas`` or ``mapInArrow`` with ``acc.update(batch["y_true"],
+batch["y_pred"])`` avoids the per-row Python objects.) Ray, multiprocessing
+and a training loop work the same way: update per shard, add the
+accumulators.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as _err:  # pragma: no cover - exercised only without dask
+    raise ImportError(
+        "fastkappa.dask needs dask and distributed; install them with: "
+        "pip install fastkappa[dask]") from _err
+
+from .streaming import CohenKappa
+
+__all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
+
+#: accumulators merged per reduce task
+_FAN_IN = 16
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def _is_dask_frame_like(x) -> bool:
+    return type(x).__module__.startswith("dask.dataframe") or (
+        hasattr(x, "npartitions") and hasattr(x, "divisions"))
+
+
+def _partitions(cols: dict[str, Any]) -> list:
+    """One delayed object per partition, each a mapping ``name -> column piece``.
+
+    ``None`` entries of ``cols`` are left out (``part.get(name)`` gives None).
+    Columns of a dask DataFrame are first joined into one frame, so each
+    partition is read once, all needed columns together, on one worker.
+    """
+    present = {k: v for k, v in cols.items() if v is not None}
+    first_name, first = next(iter(present.items()))
+    if isinstance(first, da.Array):
+        arrays = {}
+        for name, x in present.items():
+            if _is_dask_frame_like(x):
+                raise TypeError(
+                    f"`{name}` is a dask DataFrame column but `{first_name}` is a dask "
+                    "array; pass one kind of collection (e.g. df[col].to_dask_array("
+                    "lengths=True)).")
+            if not isinstance(x, da.Array):
+                x = da.from_array(np.asarray(x), chunks=first.chunks)
+            if x.ndim == 2 and x.shape[1] == 1:
+                x = x[:, 0]
+            if x.ndim != 1 and name != "y_pred":
+                raise ValueError(f"`{name}` must be a 1-D dask array; got {x.ndim} dims.")
+            if any(np.isnan(c) for c in x.chunks[0]) or any(
+                    np.isnan(c) for c in first.chunks[0]):
+                raise ValueError(
+                    "dask arrays with unknown chunk sizes cannot be aligned; call "
+                    "x.compute_chunk_sizes() first.")
+            if x.shape[0] != first.shape[0]:
+                raise ValueError(
+                    f"`{first_name}` and `{name}` must have the same length; got "
+                    f"{first.shape[0]} and {x.shape[0]}.")
+            if x.chunks[0] != first.chunks[0]:
+                x = x.rechunk({0: first.chunks[0]})
+            if x.ndim == 2 and len(x.chunks[1]) > 1:
+                x = x.rechunk({1: -1})
+            arrays[name] = x.to_delayed().ravel().tolist()
+        n = len(arrays[first_name])
+        return [dask.delayed(dict)(**{k: v[i] for k, v in arrays.items()}) for i in range(n)]
+    if not _is_dask_frame_like(first):
+        raise TypeError(
+            "fastkappa.dask takes dask arrays or dask DataFrame columns; got "
+            f"{type(first).__name__} (use fastkappa.cohen_kappa for in-memory data).")
+    for name, x in present.items():
+        if not _is_dask_frame_like(x):
+            raise TypeError(
+                f"`{first_name}` is a dask DataFrame column but `{name}` is "
+                f"{type(x).__name__}; pass columns of one dask DataFrame.")
+        if x.npartitions != first.npartitions:
+            raise ValueError(
+                f"`{first_name}` and `{name}` have {first.npartitions} and "
+                f"{x.npartitions} partitions; pass columns of the same DataFrame.")
+        if first.known_divisions and x.known_divisions and tuple(x.divisions) != tuple(
+                first.divisions):
+            raise ValueError(
+                f"`{first_name}` and `{name}` are partitioned differently; pass columns "
+                "of the same DataFrame.")
+    frame = first.rename(first_name).to_frame()
+    for name, x in present.items():
+        if name != first_name:
+            frame = frame.assign(**{name: x.rename(name)})
+    return list(frame.to_delayed())
+
+
+def _values(part, name: str):
+    """One column of a partition, or None (pandas Series are kept as they are)."""
+    return part.get(name) if hasattr(part, "get") else None
+
+
+def _partition_accumulator(part, spec):
+    acc = CohenKappa(**spec)
+    acc.update(part["y_true"], part["y_pred"], sample_weight=_values(part, "sample_weight"))
+    return acc
+
+
+def _merge_many(*accs):
+    out = copy.deepcopy(accs[0])
+    for a in accs[1:]:
+        out.merge(a)
+    return out
+
+
+def _tree(tasks: list, merge) -> Any:
+    """Reduce delayed tasks pairwise-ish (fan-in ``_FAN_IN``) into one delayed."""
+    level = tasks
+    while len(level) > 1:
+        level = [dask.delayed(merge)(*level[i:i + _FAN_IN])
+                 for i in range(0, len(level), _FAN_IN)]
+    return level[0]
+
+
+def _spec(weights, labels, n_classes) -> dict:
+    spec = {"weights": weights}
+    if labels is not None:
+        spec["labels"] = labels
+    if n_classes is not None:
+        spec["n_classes"] = n_classes
+    CohenKappa(**spec)  # validates the options before any task runs
+    return spec
+
+
+def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
+               sample_weight=None, compute: bool = True):
+    """One pass over dask collections into a merged :class:`fastkappa.CohenKappa`.
+
+    Each partition is scored into its own accumulator; the accumulators are
+    merged in a tree (label sets aligned). The other functions of this
+    module are built on it.
+
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned 1-D collections (columns of one DataFrame, or arrays; arrays
+        are rechunked to match ``y_true``).
+    weights, labels, n_classes
+        As in :class:`fastkappa.CohenKappa`.
+    sample_weight : dask collection, optional
+        Row weights, aligned like the labels.
+    compute : bool, default True
+        False returns the ``dask.delayed`` object instead.
+
+    Returns
+    -------
+    CohenKappa
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import fastkappa.dask as fkd
+    >>> t = da.from_array(np.array([0, 1, 2, 2]), chunks=2)
+    >>> p = da.from_array(np.array([0, 2, 2, 2]), chunks=2)
+    >>> acc = fkd.accumulate(t, p, weights="quadratic")
+    >>> acc.confusion
+    array([[1, 0, 0],
+           [0, 0, 1],
+           [0, 0, 2]])
+    >>> round(acc.compute(), 4)
+    0.8333
+    """
+    spec = _spec(weights, labels, n_classes)
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
+    tasks = [dask.delayed(_partition_accumulator)(part, spec) for part in parts]
+    total = _tree(tasks, _merge_many)
+    return total.compute() if compute else total
+
+
+def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None):
+    """Confusion matrix of dask collections, summed over partitions.
+
+    Returns the same (K, K) array as :func:`fastkappa.confusion_matrix` on
+    the concatenated data (int64, float64 when weighted).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import fastkappa.dask as fkd
+    >>> t = da.from_array(np.array([0, 1, 2, 2]), chunks=3)
+    >>> fkd.confusion_matrix(t, t)
+    array([[1, 0, 0],
+           [0, 1, 0],
+           [0, 0, 2]])
+    """
+    acc = accumulate(y_true, y_pred, labels=labels, n_classes=n_classes,
+                     sample_weight=sample_weight)
+    acc._check_nonempty()
+    return acc.confusion
+
+
+def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
+                sample_weight=None, replace_undefined_by: float = np.nan) -> float:
+    """Cohen's kappa of dask collections (see :func:`fastkappa.cohen_kappa`).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import fastkappa.dask as fkd
+    >>> t = da.from_array(np.array([0, 1, 1, 0]), chunks=2)
+    >>> p = da.from_array(np.array([0, 1, 0, 0]), chunks=2)
+    >>> fkd.cohen_kappa(t, p)
+    0.5
+    """
+    acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
+                     sample_weight=sample_weight)
+    return acc.compute(replace_undefined_by=replace_undefined_by)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def _partition_cells(part):
+    """Distinct (cluster, y_true, y_pred) triples of a partition and their counts."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"c": _plain(part["clusters"]), "t": _plain(part["y_true"]),
+                          "p": _plain(part["y_pred"])})
+    return frame.groupby(["c", "t", "p"], sort=False, dropna=False, observed=True).size()
+
+
+def _plain(x):
+    return x.to_numpy() if hasattr(x, "to_numpy") else np.asarray(x)
+
+
+def _concat_cells(*parts):
+    import pandas as pd
+
+    both = pd.concat(parts)
+    return both.groupby(level=[0, 1, 2], sort=True, dropna=False).sum()
+
+
+def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
+             confidence_level: float = 0.95, n_resamples: int = 10_000, seed=None,
+             clusters=None, labels=None, n_classes=None):
+    """Kappa with a confidence interval on dask collections.
+
+    Without ``clusters`` the rows are iid: the interval comes from the
+    merged confusion matrix (:func:`fastkappa.kappa_ci_from_confusion`),
+    exactly as on the concatenated data. With ``clusters`` (a collection
+    aligned with the labels), each partition sends its distinct
+    (cluster, y_true, y_pred) triples with their counts; the client
+    rebuilds the rows from them (compact, O(rows) memory on the client) and
+    calls :func:`fastkappa.kappa_ci` with ``clusters=``.
+
+    Returns
+    -------
+    KappaCI
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import fastkappa.dask as fkd
+    >>> t = da.from_array(np.array([0, 1, 2, 2, 1, 0]), chunks=3)
+    >>> p = da.from_array(np.array([0, 1, 2, 1, 1, 0]), chunks=3)
+    >>> round(fkd.kappa_ci(t, p, method="asymptotic").estimate, 4)
+    0.75
+    """
+    import fastkappa as fk
+
+    if clusters is None:
+        acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes)
+        return acc.ci(method=method, confidence_level=confidence_level,
+                      n_resamples=n_resamples, seed=seed)
+    _spec(weights, labels, n_classes)
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters})
+    tasks = [dask.delayed(_partition_cells)(part) for part in parts]
+    cells = _tree(tasks, _concat_cells).compute()
+    if len(tasks) == 1:
+        cells = _concat_cells(cells)
+    counts = cells.to_numpy()
+    c = np.repeat(cells.index.get_level_values(0).to_numpy(), counts)
+    t = np.repeat(cells.index.get_level_values(1).to_numpy(), counts)
+    p = np.repeat(cells.index.get_level_values(2).to_numpy(), counts)
+    return fk.kappa_ci(t, p, weights=weights, method=method,
+                       confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                       clusters=c, labels=labels, n_classes=n_classes)
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def _partition_groups(part, spec):
+    """{group key: CohenKappa} of one partition."""
+    g = _plain(part["groups"])
+    if len(g) == 0:
+        return {}
+    t, p = _plain(part["y_true"]), _plain(part["y_pred"])
+    w = _values(part, "sample_weight")
+    w = None if w is None else _plain(w)
+    if g.dtype == object:
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in g])
+    elif g.dtype.kind == "f":
+        missing = np.isnan(g)
+    else:
+        missing = np.zeros(len(g), dtype=bool)
+    if missing.any():
+        raise ValueError(
+            f"`groups` is missing (NaN/None) on {int(missing.sum())} rows; drop them first.")
+    keys, codes = np.unique(g, return_inverse=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
+    out = {}
+    for j, key in enumerate(keys.tolist()):
+        sel = order[bounds[j]:bounds[j + 1]]
+        acc = CohenKappa(**spec)
+        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel])
+        out[key] = acc
+    return out
+
+
+def _merge_group_dicts(*dicts):
+    out: dict = {}
+    for d in dicts:
+        for key, acc in d.items():
+            if key in out:
+                out[key] = out[key] + acc
+            else:
+                out[key] = copy.deepcopy(acc)
+    return out
+
+
+def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = None,
+                   confidence_level: float = 0.95, n_resamples: int = 2000, seed=None,
+                   labels=None, n_classes=None, sample_weight=None):
+    """Kappa per group on dask collections (see :func:`fastkappa.kappa_by_group`).
+
+    One pass: each partition scores its rows of every group into a
+    :class:`fastkappa.CohenKappa`; the accumulators of each group are merged
+    across partitions and then put on the global class scale. ``ci`` adds an
+    iid interval per group from its confusion matrix (not with
+    ``sample_weight``, whose intervals need the rows).
+
+    Returns
+    -------
+    KappaByGroup
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import fastkappa.dask as fkd
+    >>> t = da.from_array(np.array([0, 1, 2, 0, 1, 2]), chunks=4)
+    >>> p = da.from_array(np.array([0, 1, 2, 0, 2, 2]), chunks=4)
+    >>> g = da.from_array(np.array(["a", "a", "a", "b", "b", "b"]), chunks=4)
+    >>> fkd.kappa_by_group(t, p, g).kappa
+    array([1. , 0.5])
+    """
+    import warnings
+
+    import fastkappa as fk
+
+    from . import _weights
+    from .exceptions import UndefinedKappaWarning
+    from .groups import KappaByGroup
+
+    if ci is not None and sample_weight is not None:
+        raise ValueError(
+            "per-group intervals with `sample_weight` resample the weighted rows; use "
+            "fastkappa.kappa_by_group on in-memory data for them.")
+    if ci is not None and ci not in ("percentile", "basic", "bca", "asymptotic"):
+        raise ValueError(
+            "`ci` must be None or one of ('percentile', 'basic', 'bca', 'asymptotic'); got "
+            f"{ci!r}.")
+    spec = _spec(weights, labels, n_classes)
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
+                         "sample_weight": sample_weight})
+    tasks = [dask.delayed(_partition_groups)(part, spec) for part in parts]
+    merged = _tree(tasks, _merge_group_dicts).compute()
+    if len(tasks) == 1:
+        merged = _merge_group_dicts(merged)
+    if not merged:
+        raise ValueError("no rows to score: the collections are empty.")
+    overall = functools.reduce(lambda a, b: a.merge(b), merged.values(),
+                               CohenKappa(**spec))
+    classes = overall.labels
+    keys = sorted(merged, key=lambda v: (isinstance(v, str), v))
+    tables = np.stack([merged[k].aligned(classes) for k in keys])
+    wmat = _weights.weight_matrix(len(classes), spec["weights"])
+    kappa = np.full(len(keys), np.nan)
+    n_g = tables.sum(axis=(1, 2))
+    for i in range(len(keys)):
+        obs, exp = _weights.kappa_terms(tables[i], wmat)
+        if exp > 0:
+            kappa[i] = 1.0 - obs / exp
+    if not overall.weighted:
+        n_g = np.array([merged[k].n_rows for k in keys], dtype=np.int64)
+    undefined = int(np.isnan(kappa).sum())
+    if undefined:
+        warnings.warn(
+            f"kappa is undefined (or no row is left) in {undefined} of {len(keys)} groups; "
+            "they are reported as nan.", UndefinedKappaWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        total = overall.compute()
+    low = high = None
+    if ci is not None:
+        low = np.full(len(keys), np.nan)
+        high = np.full(len(keys), np.nan)
+        seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
+                                       else seed.integers(2**63)).spawn(len(keys))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for i in range(len(keys)):
+                res = fk.kappa_ci_from_confusion(
+                    tables[i], weights=spec["weights"], method=ci,
+                    confidence_level=confidence_level, n_resamples=n_resamples, seed=seeds[i])
+                low[i], high[i] = res.low, res.high
+    w = spec["weights"]
+    group_keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys)
+                            else None)
+    return KappaByGroup(
+        groups=group_keys, kappa=kappa, n=n_g, overall=total,
+        confusion=np.ascontiguousarray(tables), classes=classes,
+        weights=w if isinstance(w, str) or w is None else "custom",
+        low=low, high=high, method=ci, confidence_level=confidence_level if ci else None)

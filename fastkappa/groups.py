@@ -1,0 +1,376 @@
+"""Kappa per group (site, device, subgroup) in one pass over the data."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _weights
+from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._validation import LUT_RANGE_MAX, _int_lut, encode_pair, n_chunks_for
+from .exceptions import UndefinedKappaWarning
+
+__all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
+
+CI_METHODS = ("percentile", "basic", "bca", "asymptotic")
+
+
+class GroupKappa(NamedTuple):
+    """One group's row of a :class:`KappaByGroup`."""
+
+    group: Any
+    kappa: float
+    n: float
+    low: float
+    high: float
+
+
+def _fmt(x: float) -> str:
+    return "nan" if not np.isfinite(x) else f"{x:.4f}"
+
+
+@dataclass(frozen=True, eq=False)
+class KappaByGroup:
+    """Kappa of every group, on the global class scale, plus the overall value.
+
+    Attributes
+    ----------
+    groups : ndarray
+        Sorted group keys.
+    kappa : ndarray
+        Kappa of each group (nan where undefined or where no row is left).
+    n : ndarray
+        Rows scored in each group (sum of ``sample_weight`` when weighted).
+    low, high : ndarray or None
+        Interval bounds per group when ``ci`` was a method.
+    overall : float
+        Kappa of all scored rows together.
+    confusion : ndarray of shape (G, K, K)
+        Each group's confusion matrix.
+    classes : ndarray
+        The classes (global, fixed from the full data).
+    """
+
+    groups: np.ndarray = field(repr=False)
+    kappa: np.ndarray = field(repr=False)
+    n: np.ndarray = field(repr=False)
+    overall: float
+    confusion: np.ndarray = field(repr=False)
+    classes: np.ndarray = field(repr=False)
+    weights: str | None = None
+    low: np.ndarray | None = field(default=None, repr=False)
+    high: np.ndarray | None = field(default=None, repr=False)
+    method: str | None = None
+    confidence_level: float | None = None
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def _index(self, group) -> int:
+        hits = np.flatnonzero(self.groups == group) if len(self.groups) else []
+        if len(hits) == 0:
+            raise KeyError(group)
+        return int(hits[0])
+
+    def __getitem__(self, group) -> GroupKappa:
+        i = self._index(group)
+        low = float(self.low[i]) if self.low is not None else float("nan")
+        high = float(self.high[i]) if self.high is not None else float("nan")
+        return GroupKappa(self.groups[i].item() if isinstance(self.groups[i], np.generic)
+                          else self.groups[i], float(self.kappa[i]), self.n[i].item(), low, high)
+
+    def __iter__(self):
+        return (self[g] for g in self.groups)
+
+    def to_dict(self) -> dict:
+        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
+
+        def clean(v):
+            v = v.item() if isinstance(v, np.generic) else v
+            return None if isinstance(v, float) and not np.isfinite(v) else v
+
+        rows = [{k: clean(v) for k, v in r._asdict().items()} for r in self]
+        if self.low is None:
+            for r in rows:
+                del r["low"], r["high"]
+        return {"overall": clean(self.overall), "weights": self.weights, "method": self.method,
+                "confidence_level": self.confidence_level, "groups": rows}
+
+    def to_dataframe(self):
+        """A pandas DataFrame with one row per group (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+                              ) from None
+        data = {"group": self.groups, "n": self.n, "kappa": self.kappa}
+        if self.low is not None:
+            data["low"], data["high"] = self.low, self.high
+        return pd.DataFrame(data)
+
+    def _rows(self) -> list[list[str]]:
+        head = ["group", "n", "kappa"] + (["low", "high"] if self.low is not None else [])
+        out = [head]
+        for r in self:
+            row = [str(r.group), f"{r.n:g}", _fmt(r.kappa)]
+            if self.low is not None:
+                row += [_fmt(r.low), _fmt(r.high)]
+            out.append(row)
+        return out
+
+    def __str__(self) -> str:
+        rows = self._rows()
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        what = "kappa" if self.weights is None else f"{self.weights} kappa"
+        ci = "" if self.method is None else (
+            f", {100 * self.confidence_level:g}% CI by {self.method}")
+        return "\n".join([f"{what} by group ({len(self)} groups{ci}); overall "
+                          f"{_fmt(self.overall)}", *lines])
+
+    def __repr__(self) -> str:
+        return (f"KappaByGroup(n_groups={len(self)}, overall={self.overall:.4f}, "
+                f"weights={self.weights!r}, method={self.method!r})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = self._rows()
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                       for r in rows[1:])
+        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def _encode_groups(groups, n: int):
+    """Group slots: ``(values, off, lut, keys)``; slot G is "missing"."""
+    col = as_column(groups, "groups")
+    if isinstance(col, MatrixColumn):
+        raise ValueError("`groups` must be 1-D: one group id per row.")
+    length = len(col.codes) if isinstance(col, CodesColumn) else len(col.values)
+    if length != n:
+        raise ValueError(f"`groups` must have one id per row: got {length} ids for {n} rows.")
+    if isinstance(col, IntColumn):
+        from ._kernels import counting
+
+        v = col.values
+        lo, hi = counting._minmax(v, n_chunks_for(n))
+        if hi - lo < LUT_RANGE_MAX:
+            present = counting._histogram(v, lo, hi - lo + 1) > 0
+            keys = np.flatnonzero(present).astype(np.int64) + lo
+            g = len(keys)
+            slots = np.full(hi - lo + 1, g, dtype=np.int32)
+            slots[keys - lo] = np.arange(g, dtype=np.int32)
+            off, lut = _int_lut(lo, hi, slots, g)
+            return v, off, lut, keys
+        keys, inverse = np.unique(v, return_inverse=True)
+        col = CodesColumn(inverse.astype(np.int64), keys, kind="num")
+    if isinstance(col, FloatColumn):
+        v = col.values
+        nan = np.isnan(v)
+        keys, inverse = np.unique(v[~nan], return_inverse=True)
+        codes = np.full(n, -1, dtype=np.int64)
+        codes[~nan] = inverse
+        if keys.size and np.array_equal(keys, np.round(keys)) and np.abs(keys).max() < 2**53:
+            keys = keys.astype(np.int64)
+        col = CodesColumn(codes, keys, kind="num")
+    cats = np.asarray(col.categories)
+    codes = col.codes
+    used = np.zeros(len(cats), dtype=bool)
+    if len(cats):
+        used[np.unique(codes[codes >= 0])] = True
+    order = sorted(np.flatnonzero(used).tolist(), key=lambda j: cats[j])
+    keys = cats[order] if len(order) else cats[:0]
+    g = len(keys)
+    slots = np.full(len(cats) + 1, g, dtype=np.int32)  # code -1 -> missing
+    slots[np.asarray(order, dtype=np.int64) + 1] = np.arange(g, dtype=np.int32)
+    off, lut = _int_lut(-1, len(cats) - 1, slots, g)
+    return codes, off, lut, keys
+
+
+def _group_kappas(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    o = tables.astype(np.float64)
+    n = o.sum(axis=(1, 2))
+    r = o.sum(axis=2)
+    c = o.sum(axis=1)
+    observed = n * np.einsum("gij,ij->g", o, w)
+    expected = np.einsum("gi,ij,gj->g", r, w, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1.0),
+                         np.nan)
+    return kappa, n
+
+
+def kappa_by_group(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    groups: ArrayLike,
+    *,
+    weights: str | ArrayLike | None = None,
+    ci: str | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 2000,
+    seed=None,
+    labels: ArrayLike | None = None,
+    n_classes: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
+    thresholds: ArrayLike | None = None,
+) -> KappaByGroup:
+    """Kappa for every group in one pass, each on the global class scale.
+
+    The classes are fixed once from all rows (or the declaration), so a group
+    that lacks a grade is still scored on the full scale. Groups where kappa
+    is undefined get nan (with one :class:`UndefinedKappaWarning` naming how
+    many), never an error.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of shape (n,)
+        Labels of the two raters (see :func:`fastkappa.cohen_kappa`).
+    groups : array_like of shape (n,)
+        Group id of each row (integers, strings...). Missing ids follow
+        ``nan_policy``.
+    weights : None, 'linear', 'quadratic' or (K, K) array
+        Disagreement weights.
+    ci : None or {'percentile', 'basic', 'bca', 'asymptotic'}
+        Also compute an interval per group with this method (see
+        :func:`fastkappa.kappa_ci`); rows are treated as independent.
+    confidence_level, n_resamples, seed
+        Passed to the interval computation; each group gets its own stream
+        spawned from ``seed``.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`.
+
+    Returns
+    -------
+    KappaByGroup
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> res = fk.kappa_by_group([0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 2, 2], ["a"] * 3 + ["b"] * 3)
+    >>> res.kappa
+    array([1.  , 0.5])
+    >>> res["b"].kappa
+    0.5
+    """
+    if ci is not None and ci not in CI_METHODS:
+        raise ValueError(f"`ci` must be None or one of {CI_METHODS}; got {ci!r}.")
+    enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
+                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      nan_policy=nan_policy, thresholds=thresholds, weights=weights,
+                      defer_count=True)
+    n = enc.n_input
+    gv, goff, glut, keys = _encode_groups(groups, n)
+    g = len(keys)
+    k = enc.n_classes
+    s = k + 3
+    from ._kernels import counting
+
+    # keep the per-chunk stacks small: many groups means fewer chunks
+    n_chunks = max(1, min(n_chunks_for(n), (1 << 23) // ((g + 1) * s * s)))
+    t, p = enc.t, enc.p
+    if enc.sample_weight is None:
+        flat = counting._accumulate_group_confusion(
+            gv, goff, glut, t.values, t.off, t.lut, p.values, p.off, p.lut, s, g, n_chunks)
+        counts = flat.sum(axis=0).reshape(g + 1, s, s)
+        wsum = None
+    else:
+        wflat, flat = counting._accumulate_group_confusion_weighted(
+            gv, goff, glut, t.values, t.off, t.lut, p.values, p.off, p.lut,
+            enc.sample_weight, s, g, n_chunks)
+        counts = flat.sum(axis=0).reshape(g + 1, s, s)
+        wsum = wflat.sum(axis=0).reshape(g + 1, s, s)
+    provisional = enc.compressible
+    if provisional:
+        # inferred classes were counted over a value range: keep the observed ones
+        kept = counts[:, :k, :k].sum(axis=0)
+        seen = (kept.sum(axis=0) + kept.sum(axis=1)) > 0
+    # validates y_true / y_pred (bad values, missing values) exactly as cohen_kappa
+    enc._check_table(counts.sum(axis=0), None if wsum is None else wsum.sum(axis=0))
+    if provisional:
+        enc.finish_classes()
+        keep_slots = np.concatenate([np.flatnonzero(seen), np.arange(k, s)])
+        counts = counts[:, keep_slots][:, :, keep_slots]
+        wsum = None if wsum is None else wsum[:, keep_slots][:, :, keep_slots]
+        k = enc.n_classes
+    missing_group = int(counts[g, :k, :k].sum())
+    if missing_group and nan_policy == "raise":
+        raise ValueError(
+            f"`groups` is missing (NaN/None) on {missing_group} scored rows; pass "
+            "nan_policy='omit' to drop them.")
+    tables = (counts if wsum is None else wsum)[:g, :k, :k]
+    kappa, n_g = _group_kappas(tables, enc.weights)
+    if wsum is None:
+        n_g = n_g.astype(np.int64)
+    undefined = int(np.isnan(kappa).sum())
+    if undefined:
+        warnings.warn(
+            f"kappa is undefined (or no row is left) in {undefined} of {g} groups; they are "
+            "reported as nan.", UndefinedKappaWarning, stacklevel=2)
+    total = tables.sum(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights))
+    low = high = None
+    if ci is not None:
+        low, high = _group_intervals(enc, tables, gv, goff, glut, ci, confidence_level,
+                                     n_resamples, seed, y_true, y_pred, weights, labels,
+                                     n_classes, sample_weight, ignore_index, nan_policy,
+                                     thresholds, groups)
+    return KappaByGroup(
+        groups=keys, kappa=kappa, n=n_g, overall=overall,
+        confusion=np.ascontiguousarray(tables), classes=enc.classes,
+        weights=weights if isinstance(weights, str) or weights is None else "custom",
+        low=low, high=high, method=ci, confidence_level=confidence_level if ci else None)
+
+
+def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_resamples, seed,
+                     y_true, y_pred, weights, labels, n_classes, sample_weight, ignore_index,
+                     nan_policy, thresholds, groups):
+    import fastkappa as fk
+
+    g = tables.shape[0]
+    low = np.full(g, np.nan)
+    high = np.full(g, np.nan)
+    seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
+                                   else seed.integers(2**63)).spawn(g)
+    rows = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
+        for i in range(g):
+            if tables[i].sum() == 0:
+                continue
+            if enc.sample_weight is None:
+                res = fk.kappa_ci_from_confusion(
+                    tables[i], weights=enc.weights if not isinstance(weights, str) and (
+                        weights is not None) else weights,
+                    method=method, confidence_level=confidence_level,
+                    n_resamples=n_resamples, seed=seeds[i])
+            else:
+                if rows is None:
+                    lut_idx = np.clip(np.asarray(gv, dtype=np.int64) - goff, 0, len(glut) - 1)
+                    rows = glut[lut_idx]
+                mask = rows == i
+                res = fk.kappa_ci(
+                    _take(y_true, mask), _take(y_pred, mask), weights=weights, method=method,
+                    confidence_level=confidence_level, n_resamples=n_resamples,
+                    seed=seeds[i], labels=enc.classes, sample_weight=_take(sample_weight, mask),
+                    ignore_index=ignore_index, nan_policy=nan_policy, thresholds=thresholds)
+            low[i], high[i] = res.low, res.high
+    return low, high
+
+
+def _take(x, mask):
+    col = as_column(x, "x")
+    if isinstance(col, CodesColumn):
+        return col.categories[col.codes[mask]] if (col.codes[mask] >= 0).all() else np.where(
+            col.codes[mask] >= 0, col.categories[np.maximum(col.codes[mask], 0)], None)
+    return col.values[mask]

@@ -1,0 +1,494 @@
+"""Streaming Cohen's kappa: a confusion matrix that grows batch by batch.
+
+The whole state of :class:`CohenKappa` is one K x K matrix and its class
+labels, so two accumulators built on disjoint parts of the data merge by
+adding their matrices (after aligning their label sets). That makes the
+accumulator the reduce step of any map-reduce engine: Dask (see
+:mod:`fastkappa.dask`), Spark's ``mapPartitions``, Ray, ``multiprocessing``,
+or a training loop that scores one mini-batch at a time.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _weights
+from ._validation import _check_labels, encode_pair
+
+__all__ = ["CohenKappa"]
+
+
+def _kind_of(classes: np.ndarray) -> str:
+    return "str" if classes.dtype == object else "num"
+
+
+def _same_weights(a, b) -> bool:
+    if isinstance(a, str) or a is None or isinstance(b, str) or b is None:
+        return (isinstance(a, str) or a is None) and (isinstance(b, str) or b is None) and (
+            a == b)
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _union(a: np.ndarray, b: np.ndarray, kind: str) -> np.ndarray:
+    """Sorted union of two label sets of one kind."""
+    if kind == "str":
+        return np.asarray(sorted(set(a.tolist()) | set(b.tolist())), dtype=object)
+    out = np.union1d(a, b)
+    if out.dtype.kind == "f" and np.array_equal(out, np.round(out)) and (
+            out.size == 0 or np.abs(out).max() < 2**53):
+        out = out.astype(np.int64)
+    return out
+
+
+def _positions(sub: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Index of each label of ``sub`` in ``full`` (every label must be there)."""
+    index = {v: i for i, v in enumerate(full.tolist())}
+    return np.fromiter((index[v] for v in sub.tolist()), dtype=np.intp, count=len(sub))
+
+
+class CohenKappa:
+    """Cohen's kappa accumulated over batches, in constant memory.
+
+    The state is the K x K confusion matrix (int64 counts, or float64 sums
+    when any batch carries ``sample_weight``), so a stream of any length
+    costs K * K numbers and every batch goes through the same validation and
+    counting kernels as :func:`fastkappa.cohen_kappa`.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Classes are ``0..n_classes-1`` and fixed: a value outside them is a
+        ``ValueError``.
+    labels : array_like, optional
+        The classes in scale order, fixed. Pass ``labels`` or ``n_classes``,
+        not both.
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index. A custom matrix needs the
+        classes declared; weighted kappa on strings needs ``labels=``.
+
+    Notes
+    -----
+    With neither ``n_classes`` nor ``labels``, the accumulator *learns* the
+    classes: each batch adds the labels it holds (numbers or strings, not a
+    mix) and the matrix is re-indexed so that the classes stay sorted. The
+    result then equals :func:`fastkappa.cohen_kappa` on all the data with
+    ``labels=None``; as there, a grade that never occurs changes the
+    weighted scale, so declare the classes for weighted kappa when you can.
+
+    :meth:`merge` aligns the label sets of two accumulators and adds their
+    matrices; it is associative and commutative, which is what a reduce
+    step needs. A Spark job, for example, can score each partition with
+    ``mapPartitions`` and combine the pickled accumulators::
+
+        def score(rows):
+            acc = CohenKappa(n_classes=5, weights="quadratic")
+            for batch in batches_of(rows):         # lists or arrays of labels
+                acc.update(batch.y_true, batch.y_pred)
+            yield acc
+
+        total = rdd.mapPartitions(score).reduce(lambda a, b: a + b)
+        total.compute(), total.ci(seed=0)
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> acc = fk.CohenKappa(weights="quadratic", n_classes=3)
+    >>> acc.update([0, 1, 2], [0, 2, 2]).update([1, 1], [1, 0])
+    CohenKappa(labels=[0, 1, 2], weights='quadratic', n_rows=5)
+    >>> round(acc.compute(), 4)
+    0.6667
+    >>> round(fk.cohen_kappa([0, 1, 2, 1, 1], [0, 2, 2, 1, 0], weights="quadratic"), 4)
+    0.6667
+    >>> a = fk.CohenKappa().update(["cat", "dog"], ["cat", "cat"])
+    >>> b = fk.CohenKappa().update(["bird"], ["bird"])
+    >>> (a + b).labels
+    array(['bird', 'cat', 'dog'], dtype=object)
+    """
+
+    def __init__(
+        self,
+        *,
+        n_classes: int | None = None,
+        labels: ArrayLike | None = None,
+        weights: str | ArrayLike | None = None,
+    ) -> None:
+        declared, kind = _check_labels(labels, n_classes)
+        named = _weights.is_named(weights)  # raises for unknown strings
+        if declared is None and not named:
+            raise ValueError(
+                "a custom `weights` matrix needs the classes declared up front: pass "
+                "`n_classes=` or `labels=` so the matrix has a fixed (K, K) shape.")
+        if declared is not None:
+            _weights.weight_matrix(len(declared), weights)  # validates a custom matrix
+        self._fixed = declared is not None
+        self._n_classes_arg = n_classes
+        self._weights_spec = weights if named else np.asarray(weights, dtype=np.float64)
+        self._kind = kind
+        if declared is None:
+            declared = np.empty(0, dtype=np.int64)
+        self._labels = declared
+        self._confusion = np.zeros((len(declared), len(declared)), dtype=np.int64)
+        self._n_rows = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def labels(self) -> np.ndarray:
+        """The classes in index order (declared, or learned so far)."""
+        return self._labels.copy()
+
+    @property
+    def confusion(self) -> np.ndarray:
+        """(K, K) confusion matrix so far: int64 counts, float64 when weighted."""
+        return self._confusion.copy()
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows added so far (unweighted)."""
+        return self._n_rows
+
+    @property
+    def weights(self):
+        """The ``weights`` the accumulator scores with."""
+        return self._weights_spec
+
+    @property
+    def weighted(self) -> bool:
+        """True once any batch carried ``sample_weight`` (the matrix is float64)."""
+        return self._confusion.dtype.kind == "f"
+
+    def __repr__(self) -> str:
+        shown = self._labels.tolist()
+        if len(shown) > 10:
+            shown = [*shown[:10], "..."]
+        w = self._weights_spec
+        w_repr = repr(w) if w is None or isinstance(w, str) else "<matrix>"
+        return f"CohenKappa(labels={shown}, weights={w_repr}, n_rows={self._n_rows})"
+
+    # ------------------------------------------------------------------ updates
+    def update(
+        self,
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+    ) -> CohenKappa:
+        """Add a batch of label pairs.
+
+        Each batch is validated like :func:`fastkappa.cohen_kappa` (missing
+        values, values outside declared classes, mixed kinds raise
+        ``ValueError``); an empty batch is a no-op.
+
+        Parameters
+        ----------
+        y_true, y_pred : array_like of shape (n,)
+            Labels of the two raters. ``y_pred`` may be (n, K) probabilities
+            when the classes are declared.
+        sample_weight : array_like of shape (n,), optional
+            Non-negative row weights; the matrix becomes float64 from then on.
+
+        Returns
+        -------
+        CohenKappa
+            ``self``, so updates can be chained.
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> fk.CohenKappa(n_classes=2).update([0, 1, 1], [0, 1, 0]).confusion
+        array([[1, 0],
+               [1, 1]])
+        """
+        if _is_empty(y_true) and _is_empty(y_pred):
+            return self
+        if self._fixed:
+            kw: dict[str, Any] = ({"n_classes": self._n_classes_arg}
+                                  if self._n_classes_arg is not None
+                                  else {"labels": self._labels})
+            enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
+                              weights=self._weights_spec, **kw)
+            batch = enc.confusion()
+            self._add(batch, None)
+        else:
+            enc = None
+            if len(self._labels) and (self._kind == "num"
+                                      or _weights.is_unweighted(self._weights_spec)):
+                # most batches hold no new label: try the labels learned so far
+                # (a lookup table, no pass to find the value range); any error,
+                # a new label included, sends the batch down the learning path
+                try:
+                    enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
+                                      weights=self._weights_spec, labels=self._labels)
+                    enc.confusion()
+                except ValueError:
+                    enc = None
+            if enc is not None:
+                self._add(enc.confusion(), None)
+                self._n_rows += int(enc.counts().sum())
+                return self
+            enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
+                              weights=self._weights_spec)
+            classes = np.asarray(enc.classes)
+            kind = _kind_of(classes)
+            if kind == "str" and not _weights.is_unweighted(self._weights_spec):
+                raise ValueError(
+                    "weighted kappa needs ordered classes, but the accumulator learns string "
+                    "labels in alphabetical order (which would give a meaningless number). "
+                    "Declare the scale up front: CohenKappa(labels=[...], weights=...).")
+            self._check_kind(kind, "the batch")
+            self._add(enc.confusion(), classes)
+        self._n_rows += int(enc.counts().sum())
+        return self
+
+    def _check_kind(self, kind: str, what: str) -> None:
+        if self._kind is not None and len(self._labels) and kind != self._kind:
+            have = "strings" if self._kind == "str" else "numbers"
+            got = "strings" if kind == "str" else "numbers"
+            raise ValueError(
+                f"the accumulator holds {have} as labels but {what} holds {got}; labels "
+                "must be of one kind throughout the stream.")
+
+    def _add(self, batch: np.ndarray, classes: np.ndarray | None) -> None:
+        """Add a (k, k) matrix whose rows/columns are ``classes`` (None: ours)."""
+        if batch.dtype.kind == "f" and self._confusion.dtype.kind != "f":
+            self._confusion = self._confusion.astype(np.float64)
+        if classes is None:
+            self._confusion += batch
+            return
+        kind = _kind_of(classes)
+        if len(self._labels) == 0:
+            self._kind = kind
+            new = classes.copy()
+        else:
+            new = _union(self._labels, classes, kind)
+        if len(new) != len(self._labels) or not np.array_equal(new, self._labels):
+            pos = _positions(self._labels, new)
+            grown = np.zeros((len(new), len(new)), dtype=self._confusion.dtype)
+            grown[np.ix_(pos, pos)] = self._confusion
+            self._confusion = grown
+            self._labels = new
+        pos = _positions(classes, self._labels)
+        self._confusion[np.ix_(pos, pos)] += batch
+
+    # ------------------------------------------------------------------ merging
+    def merge(self, other: CohenKappa) -> CohenKappa:
+        """Add another accumulator's rows to this one, in place.
+
+        The label sets are aligned: two accumulators that learn their labels
+        end with the sorted union; a declared label set stays as declared,
+        and the other side's labels must belong to it. Both must use the same
+        ``weights``.
+
+        Returns
+        -------
+        CohenKappa
+            ``self``.
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> a = fk.CohenKappa().update([0, 1], [0, 1])
+        >>> b = fk.CohenKappa().update([2, 2], [2, 1])
+        >>> a.merge(b).confusion
+        array([[1, 0, 0],
+               [0, 1, 0],
+               [0, 1, 1]])
+        """
+        if not isinstance(other, CohenKappa):
+            raise TypeError(f"can only merge a CohenKappa, not {type(other).__name__}.")
+        if not _same_weights(self._weights_spec, other._weights_spec):
+            raise ValueError(
+                "cannot merge accumulators with different `weights` "
+                f"({_describe(self._weights_spec)} and {_describe(other._weights_spec)}).")
+        if other is self:
+            other = copy.deepcopy(other)
+        if len(other._labels) == 0:  # an empty learning accumulator adds nothing
+            return self
+        other_kind = _kind_of(other._labels)
+        if len(self._labels):
+            self._check_kind(other_kind, "the other accumulator")
+        if self._fixed and other._fixed:
+            if len(self._labels) != len(other._labels) or not np.array_equal(
+                    self._labels, other._labels):
+                raise ValueError(
+                    "cannot merge accumulators declared with different classes "
+                    f"({self._labels.tolist()[:10]} and {other._labels.tolist()[:10]}).")
+            self._add(other._confusion, None)
+        elif self._fixed or other._fixed:
+            fixed, learned = (self, other) if self._fixed else (other, self)
+            have = set(fixed._labels.tolist())
+            extra = [v for v in learned._labels.tolist() if v not in have]
+            if extra:
+                raise ValueError(
+                    f"cannot merge: labels {extra[:5]} are outside the declared classes "
+                    f"{fixed._labels.tolist()[:10]}.")
+            if fixed is other:
+                mine, my_labels = self._confusion, self._labels
+                self._adopt_declaration(other)
+                dtype = np.result_type(mine.dtype, other._confusion.dtype)
+                self._confusion = other._confusion.astype(dtype, copy=True)
+                if len(my_labels):
+                    self._add_aligned(mine, my_labels)
+            else:
+                self._add_aligned(other._confusion, other._labels)
+        else:
+            self._add(other._confusion, other._labels)
+        self._n_rows += other._n_rows
+        return self
+
+    def _adopt_declaration(self, other: CohenKappa) -> None:
+        self._fixed = True
+        self._n_classes_arg = other._n_classes_arg
+        self._labels = other._labels.copy()
+        self._kind = other._kind
+        self._confusion = np.zeros((len(self._labels),) * 2, dtype=self._confusion.dtype)
+
+    def _add_aligned(self, matrix: np.ndarray, classes: np.ndarray) -> None:
+        if matrix.dtype.kind == "f" and self._confusion.dtype.kind != "f":
+            self._confusion = self._confusion.astype(np.float64)
+        pos = _positions(classes, self._labels)
+        self._confusion[np.ix_(pos, pos)] += matrix
+
+    def __add__(self, other: CohenKappa) -> CohenKappa:
+        if not isinstance(other, CohenKappa):
+            return NotImplemented
+        return copy.deepcopy(self).merge(other)
+
+    def __radd__(self, other) -> CohenKappa:
+        # lets sum([a, b, c]) start from 0
+        if isinstance(other, int) and other == 0:
+            return copy.deepcopy(self)
+        return NotImplemented
+
+    def reset(self) -> CohenKappa:
+        """Forget every row (declared classes stay; learned ones are dropped).
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> fk.CohenKappa(n_classes=2).update([0, 1], [1, 1]).reset().n_rows
+        0
+        """
+        if not self._fixed:
+            self._labels = np.empty(0, dtype=np.int64)
+            self._kind = None
+        k = len(self._labels)
+        self._confusion = np.zeros((k, k), dtype=np.int64)
+        self._n_rows = 0
+        return self
+
+    def aligned(self, labels: ArrayLike) -> np.ndarray:
+        """The confusion matrix re-indexed onto ``labels`` (a superset of ours).
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> fk.CohenKappa().update([1, 2], [2, 2]).aligned([0, 1, 2])
+        array([[0, 0, 0],
+               [0, 0, 1],
+               [0, 0, 1]])
+        """
+        labels = np.asarray(labels, dtype=object if self._kind == "str" else None)
+        have = set(labels.tolist())
+        extra = [v for v in self._labels.tolist() if v not in have]
+        if extra:
+            raise ValueError(f"labels {extra[:5]} of the accumulator are not in `labels`.")
+        out = np.zeros((len(labels), len(labels)), dtype=self._confusion.dtype)
+        pos = _positions(self._labels, labels)
+        out[np.ix_(pos, pos)] = self._confusion
+        return out
+
+    # ------------------------------------------------------------------ results
+    def _weight_matrix(self) -> np.ndarray:
+        return _weights.weight_matrix(len(self._labels), self._weights_spec)
+
+    def _check_nonempty(self) -> None:
+        if self._n_rows == 0 or not self._confusion.sum() > 0:
+            raise ValueError(
+                "the accumulator holds no rows (or only zero-weight rows); call update() "
+                "with data first.")
+
+    def compute(self, *, replace_undefined_by: float = np.nan) -> float:
+        """Kappa of every row added so far.
+
+        Parameters
+        ----------
+        replace_undefined_by : float, default nan
+            Returned, with an :class:`~fastkappa.UndefinedKappaWarning`, when
+            kappa is undefined.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> fk.CohenKappa().update([0, 1, 1, 0], [0, 1, 0, 0]).compute()
+        0.5
+        """
+        self._check_nonempty()
+        terms = _weights.kappa_terms(self._confusion, self._weight_matrix())
+        return _weights.finish_kappa(*terms, replace_undefined_by)
+
+    def ci(
+        self,
+        *,
+        method: str = "bca",
+        confidence_level: float = 0.95,
+        n_resamples: int = 10_000,
+        seed: Any = None,
+    ):
+        """Confidence interval for kappa, assuming independent rows.
+
+        Resampling N iid rows is the same as a multinomial draw from the
+        accumulated matrix, so the interval needs no rows (see
+        :func:`fastkappa.kappa_ci_from_confusion`). Rows grouped in clusters
+        (two eyes of one patient...) need :func:`fastkappa.kappa_ci` with
+        ``clusters=`` on the rows instead.
+
+        Returns
+        -------
+        KappaCI
+
+        Raises
+        ------
+        ValueError
+            If any batch carried ``sample_weight``: a weighted interval
+            resamples the rows with their weights, which the matrix no longer
+            holds.
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> acc = fk.CohenKappa(n_classes=3).update([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 0])
+        >>> res = acc.ci(method="asymptotic")
+        >>> round(res.estimate, 4)
+        0.75
+        """
+        if self.weighted:
+            raise ValueError(
+                "this accumulator received `sample_weight`, and a weighted interval "
+                "resamples the rows with their weights, which the accumulated matrix no "
+                "longer holds; call fastkappa.kappa_ci(y_true, y_pred, sample_weight=...) "
+                "on the rows instead.")
+        self._check_nonempty()
+        import fastkappa
+
+        return fastkappa.kappa_ci_from_confusion(
+            self._confusion, weights=self._weights_spec, method=method,
+            confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+
+
+def _describe(w) -> str:
+    return repr(w) if w is None or isinstance(w, str) else "a custom matrix"
+
+
+def _is_empty(x) -> bool:
+    try:
+        return len(x) == 0
+    except TypeError:
+        return False

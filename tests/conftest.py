@@ -1,0 +1,18 @@
+"""Shared fixtures (keep this small: test modules hold their own helpers)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+# tests import their oracles as `from reference import ...`
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh, fixed-seed generator per test."""
+    return np.random.default_rng(20240601)

@@ -1,0 +1,710 @@
+"""kappa_ci and the resampling paths: oracles are scikit-learn, scipy, brute-force loops."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastkappa as fk
+from fastkappa import bootstrap as bs
+from fastkappa.exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def graded(rng, n, k=4, agree=0.6):
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < agree, t, np.clip(t + rng.integers(-1, 2, n), 0, k - 1))
+    return t, p
+
+
+def kappa_brute(t, p, k, weights=None, sample_weight=None):
+    """Kappa from the definition, for the oracles below."""
+    w = fk.weight_matrix(k, weights)
+    o = np.zeros((k, k))
+    np.add.at(o, (t, p), 1.0 if sample_weight is None else sample_weight)
+    r, c = o.sum(axis=1), o.sum(axis=0)
+    e = r @ w @ c
+    return 1.0 - o.sum() * np.sum(w * o) / e if e > 0 else np.nan
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("method", ["BCa", "bootstrap", "", None, 3])
+def test_kappa_ci_rejects_unknown_method(method):
+    with pytest.raises(ValueError, match=r"`method` must be 'percentile', 'basic', 'bca' or "
+                                         r"'asymptotic'; got"):
+        fk.kappa_ci([0, 1], [0, 1], method=method)
+
+
+@pytest.mark.parametrize("level", [0, 1, 1.5, -0.1, float("nan"), "0.95", True])
+def test_kappa_ci_rejects_bad_confidence_level(level):
+    with pytest.raises(ValueError, match=r"`confidence_level` must be .*between 0 and 1"):
+        fk.kappa_ci([0, 1], [0, 1], confidence_level=level)
+
+
+def test_kappa_ci_confidence_level_in_percent_gets_a_hint():
+    with pytest.raises(ValueError, match=r"For a 95% interval pass 0.95"):
+        fk.kappa_ci([0, 1], [0, 1], confidence_level=95)
+
+
+@pytest.mark.parametrize("n_resamples", [0, 1, -5, 2.5, "100", True, None])
+def test_kappa_ci_rejects_bad_n_resamples(n_resamples):
+    with pytest.raises(ValueError, match=r"`n_resamples` must be an integer of at least 2"):
+        fk.kappa_ci([0, 1], [0, 1], n_resamples=n_resamples)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "x", np.random.RandomState(0)])
+def test_kappa_ci_rejects_bad_seed(seed):
+    with pytest.raises(ValueError, match=r"`seed` must be"):
+        fk.kappa_ci([0, 1], [0, 1], seed=seed)
+
+
+def test_kappa_ci_rejects_bad_clusters():
+    y = [0, 1, 1, 0]
+    with pytest.raises(ValueError, match=r"`clusters` must have one id per row: got 3 ids "
+                                         r"for 4 rows"):
+        fk.kappa_ci(y, y, clusters=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"`clusters` holds 1 missing ids"):
+        fk.kappa_ci(y, y, clusters=[1.0, np.nan, 2.0, 2.0])
+    with pytest.raises(ValueError, match=r"`clusters` must be a 1-D array"):
+        fk.kappa_ci(y, y, clusters=np.zeros((4, 2)))
+
+
+def test_kappa_ci_from_confusion_rejects_weighted_tables():
+    with pytest.raises(ValueError, match=r"must hold counts \(whole numbers\).*sample_weight"):
+        fk.kappa_ci_from_confusion([[1.5, 2], [0, 3]])
+    with pytest.raises(ValueError, match=r"square"):
+        fk.kappa_ci_from_confusion([[1, 2, 3]])
+    with pytest.raises(ValueError, match=r"method"):
+        fk.kappa_ci_from_confusion([[1, 2], [0, 3]], method="wald")
+    with pytest.raises(ValueError, match=r"counts must be below 2\*\*63"):
+        fk.kappa_ci_from_confusion([[1e19, 2], [0, 3]])
+
+
+def test_kappa_ci_input_errors_come_from_validation():
+    with pytest.raises(ValueError, match=r"same length"):
+        fk.kappa_ci([0, 1, 2], [0, 1])
+    with pytest.raises(ValueError, match=r"`weights` must be None, 'linear', 'quadratic'"):
+        fk.kappa_ci([0, 1], [0, 1], weights="quad")
+
+
+# --------------------------------------------------------------------------- results
+
+
+def test_kappa_ci_result_prints_and_serialises(rng):
+    t, p = graded(rng, 400)
+    res = fk.kappa_ci(t, p, seed=1, n_resamples=2000)
+    assert isinstance(res, fk.KappaCI)
+    s = str(res)
+    assert s.startswith(f"kappa = {res.estimate:.2f} (95% CI {res.low:.2f} to "
+                        f"{res.high:.2f}, BCa)")
+    assert "distribution=<2000 replicates>" in repr(res)
+    html = res._repr_html_()
+    assert "<table>" in html and "BCa" in html
+    d = res.to_dict()
+    assert d["method"] == "bca" and d["n_resamples"] == 2000 and "distribution" not in d
+    assert json.loads(json.dumps(res.to_dict(distribution=True)))["distribution"][0] == \
+        pytest.approx(res.distribution[0])
+    with pytest.raises(AttributeError):
+        res.low = 0.0  # frozen
+    same = fk.kappa_ci(t, p, seed=1, n_resamples=2000)
+    assert same == res  # arrays do not take part in ==
+    hash(res)
+
+
+def test_kappa_ci_to_dict_writes_nan_as_null():
+    with pytest.warns(UndefinedKappaWarning):
+        res = fk.kappa_ci([1, 1, 1], [1, 1, 1], seed=0)
+    text = json.dumps(res.to_dict())
+    assert "NaN" not in text and json.loads(text)["estimate"] is None
+    assert math.isnan(res.estimate) and "kappa = nan" in str(res)
+
+
+def test_kappa_ci_str_formats_levels():
+    res = fk.kappa_ci_from_confusion([[20, 5], [3, 22]], method="asymptotic",
+                                     confidence_level=0.9)
+    assert "(90% CI" in str(res) and str(res).endswith("asymptotic)")
+    res = fk.kappa_ci_from_confusion([[20, 5], [3, 22]], method="percentile",
+                                     confidence_level=0.999, n_resamples=500, seed=0)
+    assert "(99.9% CI" in str(res) and str(res).endswith("percentile)")
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca", "asymptotic"])
+def test_kappa_ci_estimate_equals_sklearn(rng, weights, method):
+    from sklearn.metrics import cohen_kappa_score
+
+    t, p = graded(rng, 300, k=5)
+    res = fk.kappa_ci(t, p, weights=weights, method=method, n_resamples=500, seed=3)
+    assert res.estimate == pytest.approx(cohen_kappa_score(t, p, weights=weights), rel=1e-12)
+    assert -1 <= res.low <= res.estimate <= res.high <= 1
+    assert res.method == method
+    assert res.n_resamples == (0 if method == "asymptotic" else 500)
+
+
+def test_kappa_ci_from_confusion_equals_kappa_ci_on_rows(rng):
+    t, p = graded(rng, 500)
+    table = fk.confusion_matrix(t, p)
+    for method in ("percentile", "basic", "bca", "asymptotic"):
+        a = fk.kappa_ci(t, p, weights="quadratic", method=method, n_resamples=1000, seed=5)
+        b = fk.kappa_ci_from_confusion(table, weights="quadratic", method=method,
+                                       n_resamples=1000, seed=5)
+        assert a == b
+        np.testing.assert_array_equal(a.distribution, b.distribution)
+
+
+def test_kappa_ci_bootstrap_se_close_to_asymptotic(rng):
+    t, p = graded(rng, 5000, k=5)
+    boot = fk.kappa_ci(t, p, weights="quadratic", method="percentile", seed=0)
+    asym = fk.kappa_ci(t, p, weights="quadratic", method="asymptotic")
+    assert boot.standard_error == pytest.approx(asym.standard_error, rel=0.05)
+    assert boot.standard_error_null == asym.standard_error_null
+    assert boot.z == asym.z and boot.p_value == asym.p_value
+    assert boot.low == pytest.approx(asym.low, abs=0.01)
+    assert boot.high == pytest.approx(asym.high, abs=0.01)
+
+
+def test_kappa_ci_input_keywords_fix_classes_and_drop_rows(rng):
+    t, p = graded(rng, 600, k=4)
+    # classes 0..5 declared: kappa uses the full scale; ignore_index / omit drop rows
+    p_bad = p.astype(float)
+    p_bad[:7] = np.nan
+    t_ign = t.copy()
+    t_ign[10:20] = -1
+    clusters = np.arange(600) // 3
+    keep = np.ones(600, bool)
+    keep[:7] = False
+    keep[10:20] = False
+    ref = fk.kappa_ci(t[keep], p[keep], weights="quadratic", n_classes=6, seed=9,
+                      n_resamples=1000, clusters=clusters[keep])
+    res = fk.kappa_ci(t_ign, p_bad, weights="quadratic", n_classes=6, seed=9,
+                      n_resamples=1000, nan_policy="omit", ignore_index=-1, clusters=clusters)
+    assert res == ref
+    np.testing.assert_array_equal(res.distribution, ref.distribution)
+    assert ref.estimate == pytest.approx(
+        kappa_brute(t[keep], p[keep], 6, "quadratic"), rel=1e-12)
+    labels = ["a", "b", "c", "d"]
+    names = np.array(labels, dtype=object)
+    res_s = fk.kappa_ci(names[t], names[p], labels=labels, weights="linear", seed=1,
+                        n_resamples=500)
+    res_i = fk.kappa_ci(t, p, n_classes=4, weights="linear", seed=1, n_resamples=500)
+    assert res_s == res_i
+
+
+def test_kappa_ci_scores_with_thresholds(rng):
+    t = rng.integers(0, 3, 400)
+    scores = t + rng.normal(0, 0.6, 400)
+    res = fk.kappa_ci(t, scores, thresholds=[0.5, 1.5], weights="quadratic", seed=0,
+                      n_resamples=500)
+    pred = np.searchsorted([0.5, 1.5], scores, side="right")
+    assert res.estimate == pytest.approx(kappa_brute(t, pred, 3, "quadratic"), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def test_kappa_ci_same_seed_same_interval(rng):
+    t, p = graded(rng, 300)
+    a = fk.kappa_ci(t, p, seed=11, n_resamples=1000)
+    b = fk.kappa_ci(t, p, seed=np.random.SeedSequence(11), n_resamples=1000)
+    np.testing.assert_array_equal(a.distribution, b.distribution)
+    ss = np.random.SeedSequence(4)
+    c1 = fk.kappa_ci(t, p, seed=ss, n_resamples=1000)
+    c2 = fk.kappa_ci(t, p, seed=ss, n_resamples=1000)  # a SeedSequence is not advanced
+    np.testing.assert_array_equal(c1.distribution, c2.distribution)
+    gen = np.random.default_rng(2)
+    g1 = fk.kappa_ci(t, p, seed=gen, n_resamples=1000)
+    g2 = fk.kappa_ci(t, p, seed=gen, n_resamples=1000)  # a Generator is advanced
+    assert not np.array_equal(g1.distribution, g2.distribution)
+    g3 = fk.kappa_ci(t, p, seed=np.random.default_rng(2), n_resamples=1000)
+    np.testing.assert_array_equal(g1.distribution, g3.distribution)
+    assert not np.array_equal(a.distribution, fk.kappa_ci(t, p, seed=12,
+                                                          n_resamples=1000).distribution)
+
+
+_DETERMINISM_SCRIPT = """
+import json, sys
+import numpy as np
+import fastkappa as fk
+rng = np.random.default_rng(0)
+n = 3000
+t = rng.integers(0, 4, n)
+p = np.where(rng.random(n) < 0.6, t, rng.integers(0, 4, n))
+cl = np.arange(n) // 3
+sw = rng.uniform(0.5, 2.0, n)
+out = {}
+out["iid"] = fk.kappa_ci(t, p, seed=7, n_resamples=3000).to_dict(distribution=True)
+out["clusters"] = fk.kappa_ci(t, p, seed=7, n_resamples=3000, clusters=cl,
+                              weights="quadratic").to_dict(distribution=True)
+out["weighted"] = fk.kappa_ci(t, p, seed=7, n_resamples=300, sample_weight=sw,
+                              weights="linear").to_dict(distribution=True)
+out["few_weights"] = fk.kappa_ci(t, p, seed=7, n_resamples=3000,
+                                 sample_weight=np.round(sw)).to_dict(distribution=True)
+import numba
+out["threads"] = numba.get_num_threads()
+json.dump(out, sys.stdout)
+"""
+
+
+def _run_with_threads(n_threads: int) -> dict:
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(n_threads))
+    proc = subprocess.run([sys.executable, "-c", _DETERMINISM_SCRIPT], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_kappa_ci_same_seed_same_result_at_one_and_two_threads():
+    one, two = _run_with_threads(1), _run_with_threads(2)
+    assert one.pop("threads") == 1 and two.pop("threads") == 2
+    assert one == two
+
+
+def test_kappa_ci_concurrent_python_threads(rng):
+    t, p = graded(rng, 2000)
+    ref = fk.kappa_ci(t, p, seed=3, n_resamples=2000, clusters=np.arange(2000) // 2)
+    results = [None] * 4
+    errors = []
+
+    def work(i):
+        try:
+            results[i] = fk.kappa_ci(t, p, seed=3, n_resamples=2000,
+                                     clusters=np.arange(2000) // 2)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    for r in results:
+        np.testing.assert_array_equal(r.distribution, ref.distribution)
+
+
+def test_bootstrap_serial_and_parallel_kernels_give_identical_replicates(rng):
+    k = 4
+    units = bs.units_from_counts(rng.integers(1, 100, (k, k)))
+    seeds = bs.block_seeds(np.random.SeedSequence(3), 5000)
+    kern = bs._kernels()
+    args = (units.type_counts, units.type_ptr, units.type_cell, units.type_val,
+            np.int64(units.n_units), units.cell_t, units.cell_p, k, fk.weight_matrix(k),
+            5000, seeds)
+    np.testing.assert_array_equal(kern._bootstrap_kappa_types(*args),
+                                  kern._bootstrap_kappa_types_serial(*args))
+
+
+def test_multinomial_replicates_kernel_draws_the_right_distribution(rng):
+    counts = np.array([500, 300, 150, 50, 0], dtype=np.int64)
+    kern = bs._kernels()
+    out = kern._multinomial_replicates(counts, 1000, 20_000,
+                                       bs.block_seeds(np.random.SeedSequence(0), 20_000))
+    assert out.shape == (20_000, 5) and np.all(out.sum(axis=1) == 1000)
+    assert np.all(out[:, 4] == 0)
+    prob = counts / counts.sum()
+    np.testing.assert_allclose(out.mean(axis=0), 1000 * prob, atol=5 * np.sqrt(1000 * 0.25
+                                                                                / 20_000))
+    np.testing.assert_allclose(out.var(axis=0, ddof=1), 1000 * prob * (1 - prob), rtol=0.05,
+                               atol=1e-12)
+    cov01 = np.cov(out[:, 0], out[:, 1])[0, 1]
+    assert cov01 == pytest.approx(-1000 * prob[0] * prob[1], rel=0.06)
+
+
+# --------------------------------------------------------------------------- paths agree
+
+
+def _ks_agree(a, b, n_rep):
+    from scipy.stats import ks_2samp
+
+    assert ks_2samp(a, b).pvalue > 0.001
+    # mean and std within Monte-Carlo error (5 standard errors)
+    sd = np.std(a, ddof=1)
+    assert abs(np.mean(a) - np.mean(b)) < 5 * sd * math.sqrt(2 / n_rep)
+    assert abs(np.std(a, ddof=1) / np.std(b, ddof=1) - 1) < 5 * math.sqrt(1 / n_rep)
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_multinomial_and_row_index_bootstrap_agree_in_distribution(rng, weights):
+    k, n, n_rep = 4, 400, 20_000
+    t, p = graded(rng, n, k)
+    w = fk.weight_matrix(k, weights)
+    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    fast = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
+    kern = bs._kernels()
+    rows = kern._bootstrap_kappa_rows(t.astype(np.int16), p.astype(np.int16), np.ones(n), k,
+                                      w, n_rep, bs.block_seeds(np.random.SeedSequence(2),
+                                                               n_rep))
+    _ks_agree(fast, rows, n_rep)
+
+
+def test_cluster_types_and_unit_index_bootstrap_agree_in_distribution(rng):
+    k, n_clusters, n_rep = 3, 300, 20_000
+    sizes = rng.integers(1, 4, n_clusters)
+    codes = np.repeat(np.arange(n_clusters), sizes)
+    latent = rng.integers(0, k, n_clusters)[codes]
+    t = np.clip(latent + rng.integers(-1, 2, len(codes)), 0, k - 1)
+    p = np.clip(latent + rng.integers(-1, 2, len(codes)), 0, k - 1)
+    cell_t, cell_p = bs._single_model_cells(k)
+    units = bs.units_from_clusters(t * k + p, None, codes, n_clusters, cell_t, cell_p, k)
+    assert units.n_types < n_clusters
+    w = fk.weight_matrix(k, "linear")
+    types = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1), by_index=False)
+    index = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(2), by_index=True)
+    _ks_agree(types[:, 0], index[:, 0], n_rep)
+    # the index path against a plain loop over cluster ids (numpy, no fastkappa kernels)
+    gen = np.random.default_rng(3)
+    rows_of = [np.flatnonzero(codes == c) for c in range(n_clusters)]
+    plain = np.empty(2000)
+    for b in range(len(plain)):
+        rows = np.concatenate([rows_of[c] for c in gen.integers(0, n_clusters, n_clusters)])
+        plain[b] = kappa_brute(t[rows], p[rows], k, "linear")
+    from scipy.stats import ks_2samp
+
+    assert ks_2samp(types[:, 0], plain).pvalue > 0.001
+
+
+def test_weighted_rows_types_and_row_index_agree_in_distribution(rng):
+    k, n, n_rep = 3, 400, 20_000
+    t, p = graded(rng, n, k)
+    sw = rng.choice([0.5, 1.0, 2.0], n)
+    cell_t, cell_p = bs._single_model_cells(k)
+    units = bs.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
+    assert units.n_types <= 3 * k * k and not units.by_index
+    w = fk.weight_matrix(k, "quadratic")
+    types = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
+    rows = bs._kernels()._bootstrap_kappa_rows(
+        t.astype(np.int16), p.astype(np.int16), sw, k, w, n_rep,
+        bs.block_seeds(np.random.SeedSequence(2), n_rep))
+    _ks_agree(types, rows, n_rep)
+
+
+def test_clusters_of_one_row_match_iid_bootstrap(rng):
+    t, p = graded(rng, 500)
+    iid = fk.kappa_ci(t, p, seed=1, n_resamples=20_000, method="percentile")
+    cl = fk.kappa_ci(t, p, seed=2, n_resamples=20_000, method="percentile",
+                     clusters=np.arange(500))
+    _ks_agree(iid.distribution, cl.distribution, 20_000)
+    assert cl.standard_error_null == pytest.approx(iid.standard_error_null, rel=1e-12)
+    asym = fk.kappa_ci(t, p, method="asymptotic")
+    asym_cl = fk.kappa_ci(t, p, method="asymptotic", clusters=np.arange(500))
+    assert asym_cl.standard_error == pytest.approx(asym.standard_error, rel=1e-12)
+
+
+def test_kappa_ci_clusters_widen_the_interval_for_correlated_rows(rng):
+    # every cluster is one row duplicated 4 times: the effective n is n / 4
+    t, p = graded(rng, 300)
+    t4, p4, cl = np.repeat(t, 4), np.repeat(p, 4), np.repeat(np.arange(300), 4)
+    base = fk.kappa_ci(t, p, method="asymptotic")
+    naive = fk.kappa_ci(t4, p4, method="asymptotic")
+    robust = fk.kappa_ci(t4, p4, method="asymptotic", clusters=cl)
+    assert naive.standard_error == pytest.approx(base.standard_error / 2, rel=1e-10)
+    assert robust.standard_error == pytest.approx(base.standard_error, rel=1e-10)
+    assert robust.standard_error_null == pytest.approx(base.standard_error_null, rel=1e-10)
+    boot = fk.kappa_ci(t4, p4, clusters=cl, seed=0, n_resamples=4000)
+    boot_base = fk.kappa_ci(t, p, seed=0, n_resamples=4000)
+    assert boot.standard_error == pytest.approx(boot_base.standard_error, rel=0.06)
+
+
+def test_units_from_clusters_collapses_identical_tables(rng):
+    # clusters with identical tables (in any row order) become one type
+    k = 3
+    t = np.array([0, 1, 1, 0, 2, 2, 0, 1])
+    p = np.array([0, 2, 2, 0, 2, 2, 0, 2])
+    codes = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    cell_t, cell_p = bs._single_model_cells(k)
+    units = bs.units_from_clusters(t * k + p, None, codes, 4, cell_t, cell_p, k)
+    # tables: {00, 12}, {12, 00}, {22, 22}, {00, 12} -> two types, counts 3 and 1
+    assert units.n_types == 2
+    np.testing.assert_array_equal(units.type_counts, [3, 1])
+    np.testing.assert_allclose(units.table(), fk.confusion_matrix(t, p, n_classes=3))
+    # weighted: distinct weights split types
+    sw = np.array([1, 1, 1, 1, 1, 1, 2, 1.0])
+    units_w = bs.units_from_clusters(t * k + p, sw, codes, 4, cell_t, cell_p, k)
+    assert units_w.n_types == 3
+    np.testing.assert_allclose(units_w.table(),
+                               fk.confusion_matrix(t, p, n_classes=3, sample_weight=sw))
+
+
+def test_assign_types_never_merges_on_hash_collision():
+    """Force every unit into one hash bucket: equality is still checked entry by entry."""
+    kern = bs._kernels()
+    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
+    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
+    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
+    zeros = np.zeros(4, dtype=np.uint64)
+    unit_type, reps = kern._assign_types(np.arange(4), zeros, zeros, ptr, cell, bits)
+    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
+    np.testing.assert_array_equal(reps, [0, 1, 3])
+
+
+def test_encode_clusters_accepts_strings_and_aligns_with_kept_rows():
+    codes, n = bs.encode_clusters(["b", "a", "b", "c", "a"], 5,
+                                  np.array([True, True, True, False, True]))
+    assert n == 2
+    assert codes[0] == codes[2] and codes[1] == codes[3] and codes[0] != codes[1]
+
+
+def test_joint_cells_resample_several_models_together(rng):
+    """Two models on the same rows: joint cells (t, pa, pb) -> one table per model."""
+    k, n = 3, 400
+    t, pa = graded(rng, n, k, agree=0.7)
+    pb = np.where(rng.random(n) < 0.5, pa, rng.integers(0, k, n))
+    j = np.arange(k**3)
+    cell_t = j // (k * k)
+    cell_p = np.stack([(j // k) % k, j % k], axis=1)
+    units = bs.units_from_rows(t * k * k + pa * k + pb, None, cell_t, cell_p, k)
+    w = fk.weight_matrix(k, "quadratic")
+    est, _ = bs.full_kappas(units, w)
+    np.testing.assert_allclose(est, [kappa_brute(t, pa, k, "quadratic"),
+                                     kappa_brute(t, pb, k, "quadratic")], rtol=1e-12)
+    np.testing.assert_allclose(units.table(1), fk.confusion_matrix(t, pb, n_classes=k))
+    reps = bs.bootstrap_kappas(units, w, 20_000, np.random.SeedSequence(0))
+    single = bs.bootstrap_kappas(bs.units_from_counts(fk.confusion_matrix(t, pb)), w, 20_000,
+                                 np.random.SeedSequence(1))
+    _ks_agree(reps[:, 1], single[:, 0], 20_000)
+    # paired: the difference's spread is below what independent draws would give
+    diff = reps[:, 0] - reps[:, 1]
+    assert np.std(diff) < np.sqrt(np.var(reps[:, 0]) + np.var(reps[:, 1]))
+    # leave-one-row-out for both models at once
+    jack = bs.jackknife_kappas(units, w)
+    a = [bs.bca_acceleration(jack[:, m], units.type_counts) for m in range(2)]
+    assert a[1] == pytest.approx(_brute_acceleration(t, pb, k, "quadratic"), rel=1e-9)
+    assert a[0] == pytest.approx(_brute_acceleration(t, pa, k, "quadratic"), rel=1e-9)
+
+
+# --------------------------------------------------------------------------- jackknife / BCa
+
+
+def _brute_acceleration(t, p, k, weights, sample_weight=None, clusters=None):
+    """Leave one row (or one cluster) out by recomputing kappa from scratch."""
+    units = np.arange(len(t)) if clusters is None else clusters
+    jack = []
+    for u in np.unique(units):
+        keep = units != u
+        sw = None if sample_weight is None else sample_weight[keep]
+        jack.append(kappa_brute(t[keep], p[keep], k, weights, sw))
+    jack = np.array(jack)
+    d = jack.mean() - jack
+    return np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_bca_acceleration_from_cells_equals_brute_force_jackknife(rng, weights):
+    k = 4
+    t, p = graded(rng, 60, k)
+    w = fk.weight_matrix(k, weights)
+    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    jack = bs.jackknife_kappas(units, w)[:, 0]
+    a = bs.bca_acceleration(jack, units.type_counts)
+    assert a == pytest.approx(_brute_acceleration(t, p, k, weights), rel=1e-9, abs=1e-14)
+
+
+def test_bca_acceleration_clusters_and_weights_equal_brute_force(rng):
+    k = 3
+    n_clusters = 40
+    codes = np.repeat(np.arange(n_clusters), rng.integers(1, 4, n_clusters))
+    n = len(codes)
+    t, p = graded(rng, n, k)
+    sw = rng.choice([0.5, 1.0, 2.0], n)
+    w = fk.weight_matrix(k, "quadratic")
+    cell_t, cell_p = bs._single_model_cells(k)
+    units = bs.units_from_clusters(t * k + p, sw, codes, n_clusters, cell_t, cell_p, k)
+    a = bs.bca_acceleration(bs.jackknife_kappas(units, w)[:, 0], units.type_counts)
+    assert a == pytest.approx(_brute_acceleration(t, p, k, "quadratic", sw, codes),
+                              rel=1e-9)
+    units_r = bs.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
+    a_r = bs.bca_acceleration(bs.jackknife_kappas(units_r, w)[:, 0], units_r.type_counts)
+    assert a_r == pytest.approx(_brute_acceleration(t, p, k, "quadratic", sw), rel=1e-9)
+
+
+def test_jackknife_recomputes_where_expected_disagreement_cancels():
+    # leaving out the only off-diagonal row leaves a one-class table: undefined
+    table = np.array([[5, 1], [0, 0]])
+    units = bs.units_from_counts(table)
+    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    cells = units.cell_t * 2 + units.cell_p[:, 0]
+    by_cell = dict(zip(cells[units.type_cell].tolist(), jack.tolist(), strict=True))
+    assert math.isnan(by_cell[1])
+    assert by_cell[0] == pytest.approx(0.0)
+
+
+def test_bootstrap_interval_bca_equals_efron_formula(rng):
+    from scipy.stats import norm
+
+    reps = rng.normal(0.5, 0.1, 5000)
+    reps[:40] = 0.52  # ties with the estimate count half
+    jack = rng.normal(0.5, 0.01, 30)
+    counts = rng.integers(1, 5, 30)
+    est = 0.52
+    low, high, used = bs.bootstrap_interval(est, reps, "bca", 0.9, jackknife=jack,
+                                            jackknife_counts=counts)
+    z0 = norm.ppf((np.sum(reps < est) + 0.5 * np.sum(reps == est)) / len(reps))
+    jj = np.repeat(jack, counts)
+    d = jj.mean() - jj
+    a = np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
+    za = norm.ppf([0.05, 0.95])
+    q = norm.cdf(z0 + (z0 + za) / (1 - a * (z0 + za)))
+    assert used == "bca"
+    np.testing.assert_allclose([low, high], np.percentile(reps, 100 * q), rtol=1e-12)
+
+
+def test_bca_matches_scipy_bootstrap(rng):
+    """Same method, independent resamples: the intervals agree within Monte-Carlo error."""
+    from scipy.stats import bootstrap
+    from sklearn.metrics import cohen_kappa_score
+
+    k = 4
+    t, p = graded(rng, 250, k, agree=0.5)
+
+    def stat(a, b, axis=-1):
+        a, b = np.atleast_2d(a), np.atleast_2d(b)
+        return np.array([cohen_kappa_score(x, y, labels=np.arange(k), weights="linear")
+                         for x, y in zip(a, b, strict=True)])
+
+    ref = bootstrap((t, p), stat, paired=True, vectorized=True, method="BCa",
+                    n_resamples=4000, random_state=np.random.default_rng(0),
+                    confidence_level=0.9)
+    res = fk.kappa_ci(t, p, weights="linear", n_classes=k, seed=0, n_resamples=20_000,
+                      confidence_level=0.9)
+    assert res.low == pytest.approx(ref.confidence_interval.low, abs=0.012)
+    assert res.high == pytest.approx(ref.confidence_interval.high, abs=0.012)
+    assert res.standard_error == pytest.approx(ref.standard_error, rel=0.06)
+
+
+def test_bca_guard_falls_back_to_percentile_with_warning(rng):
+    reps = rng.normal(0.0, 1.0, 2000)
+    # one far jackknife value with a small weight: acceleration a = 1 / (6 sqrt(0.001))
+    jack = np.r_[np.zeros(50), -10.0]
+    counts = np.r_[np.ones(50), 0.001]
+    assert bs.bca_acceleration(jack, counts) > 5
+    with pytest.warns(DegenerateIntervalWarning, match=r"BCa interval .* not defined.*"
+                                                       r"1 - a \(z0 \+ z_alpha\) <= 0"):
+        low, high, used = bs.bootstrap_interval(0.0, reps, "bca", 0.95, jackknife=jack,
+                                                jackknife_counts=counts, bounds=None)
+    assert used == "percentile"
+    np.testing.assert_allclose([low, high], np.quantile(reps, [0.025, 0.975]))
+    with pytest.warns(DegenerateIntervalWarning, match=r"bias correction is infinite"):
+        _, _, used = bs.bootstrap_interval(5.0, reps, "bca", 0.95, bounds=None)
+    assert used == "percentile"
+
+
+def test_basic_interval_is_reflected_percentile_and_clipped(rng):
+    reps = rng.normal(0.95, 0.05, 4000)
+    low, high, used = bs.bootstrap_interval(0.97, reps, "basic", 0.95)
+    q = np.quantile(reps, [0.025, 0.975])
+    assert used == "basic"
+    assert low == pytest.approx(2 * 0.97 - q[1])
+    assert high == 1.0  # 2 * 0.97 - q[0] is above 1: clipped
+
+
+# --------------------------------------------------------------------------- degenerate
+
+
+def test_kappa_ci_perfect_agreement_gives_zero_width_interval_with_warning():
+    y = [0, 1, 2, 1, 0, 2] * 20
+    for method in ("percentile", "basic", "bca"):
+        with pytest.warns(DegenerateIntervalWarning, match=r"constant.*zero-width"):
+            res = fk.kappa_ci(y, y, method=method, seed=0, n_resamples=500)
+        assert res.estimate == res.low == res.high == 1.0
+        assert res.standard_error == 0.0 and res.method == method
+    with pytest.warns(DegenerateIntervalWarning, match=r"standard error of kappa is zero"):
+        res = fk.kappa_ci(y, y, method="asymptotic")
+    assert res.low == res.high == 1.0
+
+
+def test_kappa_ci_counts_undefined_replicates():
+    # 29 rows agree on class 0, one row on class 1: a replicate misses it with
+    # probability (29/30)^30, about 36%; those replicates are undefined
+    y = [0] * 29 + [1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = fk.kappa_ci(y, y, seed=0, n_resamples=4000, method="percentile")
+    msgs = [str(w.message) for w in caught]
+    assert any("undefined kappa" in m and "n_undefined" in m for m in msgs)
+    assert any("constant" in m for m in msgs)
+    q = (29 / 30) ** 30
+    assert abs(res.n_undefined / 4000 - q) < 5 * math.sqrt(q * (1 - q) / 4000)
+    assert len(res.distribution) == 4000 - res.n_undefined
+    assert np.all(np.isfinite(res.distribution))
+    assert res.low == res.high == 1.0
+
+
+def test_kappa_ci_undefined_estimate_warns_and_returns_nan():
+    with pytest.warns(UndefinedKappaWarning, match=r"undefined"):
+        res = fk.kappa_ci([2, 2, 2], [2, 2, 2], method="bca", seed=0)
+    assert math.isnan(res.estimate) and math.isnan(res.low) and math.isnan(res.high)
+    assert res.n_resamples == 0 and len(res.distribution) == 0
+
+
+def test_kappa_ci_constant_rater_has_nan_z():
+    # one rater constant: kappa is 0 and its null SE is 0, so z and p are undefined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        res = fk.kappa_ci([0, 0, 0, 0, 0, 0], [0, 1, 0, 1, 1, 0], method="percentile",
+                          seed=0, n_resamples=200)
+    assert res.estimate == 0.0
+    assert math.isnan(res.z) and math.isnan(res.p_value)
+    assert res.to_dict()["z"] is None
+
+
+# --------------------------------------------------------------------------- memory
+
+
+_MEMORY_SCRIPT = """
+import gc
+import numpy as np
+import fastkappa as fk
+
+def status(key):
+    with open("/proc/self/status") as fh:
+        return [int(x.split()[1]) * 1024 for x in fh if x.startswith(key)][0]
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as fh:  # resets VmHWM (Linux >= 4.0)
+        fh.write("5")
+    gc.collect()
+    return status("VmRSS")
+
+n = 10_000_000
+rng = np.random.default_rng(0)
+t = rng.integers(0, 5, n).astype(np.int32)
+p = np.clip(t + rng.integers(-1, 2, n).astype(np.int32), 0, 4).astype(np.int32)
+fk.kappa_ci(t[:1000], p[:1000], seed=0, n_resamples=10_000)  # compile / load the cache
+fk.kappa_ci(t[:300_000], p[:300_000], seed=0, n_resamples=10_000)  # parallel counting too
+try:
+    before = reset_peak()
+except OSError:
+    print("unsupported")
+    raise SystemExit
+fk.kappa_ci(t, p, seed=0, n_resamples=10_000)
+extra = status("VmHWM") - before
+before = reset_peak()
+(t.astype(np.int64) * 5).sum()  # the probe must see a 80 MB temporary
+probe = status("VmHWM") - before
+print(extra, probe, t.nbytes + p.nbytes)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_kappa_ci_iid_peak_memory_below_five_percent_of_input():
+    proc = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=True)
+    if proc.stdout.strip() == "unsupported":  # pragma: no cover
+        pytest.skip("this kernel cannot reset the peak RSS (/proc/self/clear_refs)")
+    extra, probe, size = map(int, proc.stdout.split())
+    assert probe > 0.9 * 8 * 10_000_000  # the measurement sees a temporary of that size
+    assert extra < 0.05 * size, (extra, size)

@@ -1,0 +1,535 @@
+"""The fastkappa command line, in-process (main(argv)) and as a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+import fastkappa as fk
+from fastkappa.cli import main, make_parser
+
+pa = pytest.importorskip("pyarrow")
+pcsv = pytest.importorskip("pyarrow.csv")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    """A small graded set: grades 0-4, two models, sites, patients (two rows each)."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    t = rng.integers(0, 5, n)
+    a = np.clip(t + rng.integers(-1, 2, n), 0, 4)
+    b = np.clip(t + rng.integers(-2, 3, n), 0, 4)
+    score = t + rng.normal(0, 0.6, n)
+    site = rng.choice(["north", "south", "east"], n)
+    patient = np.arange(n) // 2
+    return {"grade": t, "model_a": a, "model_b": b, "score": score, "site": site,
+            "patient": patient}
+
+
+@pytest.fixture(scope="module")
+def files(graded, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    table = pa.table(graded)
+    paths = {"csv": root / "graded.csv", "parquet": root / "graded.parquet",
+             "gz": root / "graded.csv.gz"}
+    pcsv.write_csv(table, paths["csv"])
+    pq.write_table(table, paths["parquet"], row_group_size=700)
+    paths["gz"].write_bytes(gzip.compress(paths["csv"].read_bytes()))
+    return {k: str(v) for k, v in paths.items()}
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(argv, capsys):
+    code, out, err = run([*argv, "--format", "json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+# --------------------------------------------------------------------------- score
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet", "gz"])
+@pytest.mark.parametrize("weights", ["none", "linear", "quadratic"])
+def test_main_score_matches_sklearn(files, graded, capsys, kind, weights):
+    res = run_json(["score", files[kind], "--true", "grade", "--pred", "model_a",
+                    "--weights", weights], capsys)
+    expected = cohen_kappa_score(graded["grade"], graded["model_a"],
+                                 weights=None if weights == "none" else weights)
+    assert res["kappa"] == pytest.approx(expected, rel=1e-12)
+    assert res["n_rows"] == 3000 and res["labels"] == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(
+        res["confusion"], fk.confusion_matrix(graded["grade"], graded["model_a"]))
+
+
+def test_main_score_text_and_csv(files, graded, capsys):
+    code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
+                        "--weights", "quadratic", "--ci", "asymptotic"], capsys)
+    assert code == 0
+    ci = fk.kappa_ci(graded["grade"], graded["model_b"], weights="quadratic",
+                     method="asymptotic")
+    assert f"kappa = {ci.estimate:.4f} (95% CI {ci.low:.4f} to {ci.high:.4f}, asymptotic)" in out
+    assert "3,000 rows" in out and "confusion matrix" in out
+    code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
+                        "--weights", "quadratic", "--ci", "asymptotic", "--format", "csv"],
+                       capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 1 and rows[0]["level"] == "overall"
+    assert float(rows[0]["kappa"]) == ci.estimate
+    assert float(rows[0]["low"]) == pytest.approx(ci.low, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+def test_main_score_ci_matches_kappa_ci(files, graded, capsys, method):
+    res = run_json(["score", files["parquet"], "--true", "grade", "--pred", "model_a",
+                    "--weights", "quadratic", "--ci", method, "--n-resamples", "400",
+                    "--seed", "5", "--confidence-level", "0.9"], capsys)
+    ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method=method,
+                     n_resamples=400, seed=5, confidence_level=0.9)
+    assert res["ci"]["low"] == pytest.approx(ci.low, rel=1e-12)
+    assert res["ci"]["high"] == pytest.approx(ci.high, rel=1e-12)
+    assert res["ci"]["n_resamples"] == 400 and res["ci"]["confidence_level"] == 0.9
+
+
+def test_main_score_clusters(files, graded, capsys):
+    res = run_json(["score", files["csv"], "--true", "grade", "--pred", "model_a",
+                    "--weights", "quadratic", "--ci", "bca", "--n-resamples", "300",
+                    "--seed", "1", "--clusters", "patient"], capsys)
+    ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method="bca",
+                     n_resamples=300, seed=1, clusters=graded["patient"])
+    assert res["ci"]["low"] == pytest.approx(ci.low, rel=1e-12)
+    assert res["ci"]["high"] == pytest.approx(ci.high, rel=1e-12)
+    assert res["clusters"] == "patient"
+
+
+def test_main_score_by_group(files, graded, capsys):
+    res = run_json(["score", files["gz"], "--true", "grade", "--pred", "model_b",
+                    "--weights", "linear", "--by", "site", "--ci", "asymptotic"], capsys)
+    ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
+                            weights="linear", ci="asymptotic")
+    assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
+    np.testing.assert_allclose([g["kappa"] for g in res["groups"]], ref.kappa, rtol=1e-12)
+    np.testing.assert_allclose([g["ci"]["low"] for g in res["groups"]], ref.low, rtol=1e-12)
+    assert [g["n_rows"] for g in res["groups"]] == ref.n.tolist()
+    code, out, _ = run(["score", files["gz"], "--true", "grade", "--pred", "model_b",
+                        "--by", "site", "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["group"] for r in rows] == ["", "east", "north", "south"]
+
+
+def test_main_score_declared_classes(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n0,0\n1,1\n1,0\n")
+    res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--weights",
+                    "quadratic", "--n-classes", "4"], capsys)
+    assert res["labels"] == [0, 1, 2, 3]
+    assert res["kappa"] == pytest.approx(
+        fk.cohen_kappa([0, 1, 1], [0, 1, 0], weights="quadratic", n_classes=4))
+    path.write_text("t,p\nnone,none\nmild,severe\nsevere,mild\nmild,mild\n")
+    res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--weights", "linear",
+                    "--labels", "none,mild,severe"], capsys)
+    assert res["labels"] == ["none", "mild", "severe"]
+    assert res["kappa"] == pytest.approx(fk.cohen_kappa(
+        ["none", "mild", "severe", "mild"], ["none", "severe", "mild", "mild"],
+        weights="linear", labels=["none", "mild", "severe"]))
+
+
+def test_main_score_json_nan_is_null(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n1,1\n1,1\n")
+    code, out, err = run(["score", str(path), "--true", "t", "--pred", "p", "--format",
+                          "json"], capsys)
+    assert code == 0
+    assert "NaN" not in out and json.loads(out)["kappa"] is None
+    assert "warning: kappa is undefined" in err
+
+
+def test_main_score_nan_policy(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n0,0\n1,\n1,1\n0,1\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1
+    assert "row 2: column 'p' is empty or missing" in err and "--nan-policy omit" in err
+    res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
+                   capsys)
+    assert res["n_rows"] == 3
+    assert res["kappa"] == pytest.approx(cohen_kappa_score([0, 1, 0], [0, 1, 1]))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_main_missing_column_lists_columns(files, capsys):
+    code, _, err = run(["score", files["csv"], "--true", "grade", "--pred", "model_z"], capsys)
+    assert code == 1
+    assert ("has no column 'model_z'; its columns are 'grade', 'model_a', 'model_b', 'score', "
+            "'site', 'patient'") in err
+
+
+def test_main_bad_value_names_row(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n0,0\n1,1\n2,7\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--n-classes", "3"],
+                       capsys)
+    assert code == 1
+    assert "row 3: column 'p' holds 7, which is not one of the declared classes [0, 1, 2]" in err
+    path.write_text("t,p\n0,0\n1,1.5\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1 and "row 2: column 'p' holds '1.5', which is not a class label" in err
+    # row numbers count dropped rows too
+    path.write_text("t,p\n0,\n1,1\n2,9\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--n-classes", "3",
+                        "--nan-policy", "omit"], capsys)
+    assert code == 1 and "row 3: column 'p' holds 9" in err
+
+
+def test_main_data_errors_exit_1(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\nmild,none\nnone,none\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--weights",
+                        "quadratic"], capsys)
+    assert code == 1 and "weighted kappa needs ordered classes" in err
+    code, _, err = run(["score", str(tmp_path / "nope.csv"), "--true", "t", "--pred", "p"],
+                       capsys)
+    assert code == 1 and "no such file" in err
+    path.write_text("t,p\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1 and "holds no rows to score" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["score", "x.csv", "--true", "t"], "the following arguments are required: --pred"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--labels", "0,1", "--n-classes", "2"],
+     "not allowed with argument"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--weights", "quad"], "invalid choice"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--threads", "0"],
+     "expected a positive integer"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--confidence-level", "95"],
+     r"expected a number in \(0, 1\)"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--labels", "0,,1"],
+     "comma-separated class labels"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required: COMMAND"),
+])
+def test_main_usage_errors_exit_2(argv, message, capsys):
+    code, _, err = run(argv, capsys)
+    assert code == 2
+    import re
+
+    assert re.search(message, err), err
+
+
+def test_main_usage_errors_of_values_exit_2(files, capsys):
+    code, _, err = run(["score", files["csv"], "--true", "grade", "--pred", "model_a",
+                        "--threads", "100000"], capsys)
+    assert code == 2 and "more than the" in err
+    code, _, err = run(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                        "model_b", "--reference", "model_c"], capsys)
+    assert code == 2 and "--reference 'model_c' must be one of the --pred columns" in err
+    code, _, err = run(["compare", files["csv"], "--true", "grade", "--pred", "model_a"],
+                       capsys)
+    assert code == 2 and "two or more --pred columns" in err
+
+
+def test_main_help_and_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("fastkappa ")
+    assert main(["score", "--help"]) == 0
+    assert "--true COL" in capsys.readouterr().out
+
+
+def test_main_threads(files, graded, capsys):
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        res = run_json(["score", files["parquet"], "--true", "grade", "--pred", "model_a",
+                        "--threads", "1"], capsys)
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(before)
+    assert res["kappa"] == pytest.approx(cohen_kappa_score(graded["grade"], graded["model_a"]))
+
+
+def test_make_parser_progress_only_on_terminals(monkeypatch):
+    from fastkappa import cli
+
+    args = make_parser().parse_args(["score", "f", "--true", "a", "--pred", "b"])
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    assert cli._progress(args)
+    args.quiet = True
+    assert not cli._progress(args)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    args.quiet = False
+    assert not cli._progress(args)
+
+
+def test_main_progress_bar_on_terminals(files, monkeypatch, capsys):
+    from fastkappa import _io
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(_io, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(_io, "CSV_BLOCK_SIZE", 1 << 12)
+    argv = ["score", files["csv"], "--true", "grade", "--pred", "model_a"]
+    for quiet, shown in (([], True), (["--quiet"], False)):
+        fake = Tty()
+        monkeypatch.setattr(sys, "stderr", fake)
+        assert main([*argv, *quiet]) == 0
+        assert ("rows" in fake.getvalue()) is shown
+    capsys.readouterr()
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def test_main_compare(files, graded, capsys):
+    res = run_json(["compare", files["parquet"], "--true", "grade", "--pred", "model_a",
+                    "model_b", "--n-resamples", "300", "--seed", "2", "--clusters",
+                    "patient"], capsys)
+    ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
+                                       "model_b": graded["model_b"]},
+                     weights="quadratic", n_resamples=300, seed=2, clusters=graded["patient"])
+    assert res["models"]["model_a"]["estimate"] == pytest.approx(
+        ref.models["model_a"].estimate, rel=1e-12)
+    (pair,) = res["pairs"]
+    assert pair["difference"] == pytest.approx(ref.pairs[0].difference, rel=1e-12)
+    assert pair["low"] == pytest.approx(ref.pairs[0].low, rel=1e-12)
+    for fmt in ("text", "csv"):
+        code, out, _ = run(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                            "model_b", "--n-resamples", "200", "--format", fmt,
+                            "--reference", "model_b"], capsys)
+        assert code == 0 and "model_a" in out
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def test_main_thresholds(files, graded, capsys):
+    res = run_json(["thresholds", files["csv"], "--true", "grade", "--score", "score",
+                    "--cv", "3", "--seed", "0"], capsys)
+    opt = fk.ThresholdOptimizer(cv=3, seed=0).fit(graded["grade"], graded["score"])
+    np.testing.assert_allclose(res["thresholds"], opt.thresholds_, rtol=1e-12)
+    assert res["kappa"] == pytest.approx(opt.qwk_, rel=1e-12)
+    assert res["cv_kappa"] == pytest.approx(opt.cv_qwk_, rel=1e-12)
+    code, out, _ = run(["thresholds", files["parquet"], "--true", "grade", "--score", "score",
+                        "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and len(rows) == 4 and rows[0]["cut"] == "1"
+
+
+def test_main_thresholds_bad_score_names_row(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,s\n0,0.1\n1,high\n")
+    code, _, err = run(["thresholds", str(path), "--true", "t", "--score", "s"], capsys)
+    assert code == 1 and "row 2: column 's' holds 'high', which is not a number" in err
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def test_main_demo(capsys):
+    from fastkappa.data import load_fleiss_1969, load_retinopathy
+
+    res = run_json(["demo", "--n-resamples", "200"], capsys)
+    d = load_retinopathy()
+    assert len(d["y_true"]) >= 100_000
+    for m in ("model_a", "model_b", "model_c"):
+        assert res["models"][m]["estimate"] == pytest.approx(
+            cohen_kappa_score(d["y_true"], d[m], weights="quadratic"), rel=1e-12)
+        assert res["models"][m]["low"] < res["models"][m]["estimate"] < res["models"][m]["high"]
+    assert res["best_model"] == "model_a"
+    np.testing.assert_array_equal(res["confusion"], fk.confusion_matrix(d["y_true"],
+                                                                        d["model_a"]))
+    assert res["published_table"]["estimate"] == pytest.approx(3 / 7, rel=1e-12)
+    assert load_fleiss_1969()["kappa"] == pytest.approx(3 / 7)
+    code, out, _ = run(["demo", "--n-resamples", "200"], capsys)
+    assert code == 0 and "model_a" in out and "Fleiss" in out
+    code, out, _ = run(["demo", "--n-resamples", "200", "--format", "csv"], capsys)
+    assert code == 0 and out.startswith("kind,name,estimate")
+
+
+def test_main_demo_figures(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    folder = tmp_path / "figs"
+    res = run_json(["demo", "--n-resamples", "100", "--figures", str(folder)], capsys)
+    assert len(res["figures"]) >= 4
+    for path in res["figures"]:
+        with open(path, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_data_regenerates_identically(tmp_path):
+    from fastkappa.data import load_retinopathy, make_demo_data
+
+    path = make_demo_data.main(str(tmp_path / "again.npz"))
+    with np.load(path) as again:
+        shipped = load_retinopathy()
+        for key, values in shipped.items():
+            np.testing.assert_array_equal(again[key], values)
+    assert os.path.getsize(path) < 1_000_000
+
+
+# --------------------------------------------------------------------------- subprocess
+
+
+def _python(args, **kw):
+    return subprocess.run([sys.executable, "-m", "fastkappa", *args], capture_output=True,
+                          timeout=300, **kw)
+
+
+def _subcommand_cases(files):
+    return [
+        ["demo", "--n-resamples", "100"],
+        ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
+         "quadratic", "--ci", "bca", "--n-resamples", "200", "--by", "site"],
+        ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b",
+         "--n-resamples", "200"],
+        ["thresholds", files["gz"], "--true", "grade", "--score", "score"],
+    ]
+
+
+def _check_output(out: str, fmt: str) -> None:
+    if fmt == "json":
+        json.loads(out)
+    elif fmt == "csv":
+        assert len(list(csv.reader(io.StringIO(out)))) >= 2
+    else:
+        assert out.strip()
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "csv"])
+def test_main_every_subcommand_and_format(files, capsys, fmt):
+    for argv in _subcommand_cases(files):
+        code, out, err = run([*argv, "--format", fmt], capsys)
+        assert code == 0, err
+        _check_output(out, fmt)
+
+
+def test_subprocess_every_subcommand(files):
+    # one subprocess per subcommand, the formats taking turns
+    for argv, fmt in zip(_subcommand_cases(files), ["text", "json", "csv", "csv"],
+                         strict=True):
+        proc = _python([*argv, "--format", fmt, "--threads", "1"])
+        assert proc.returncode == 0, proc.stderr.decode()
+        _check_output(proc.stdout.decode(), fmt)
+        assert proc.stderr == b""  # no progress bar when stderr is not a terminal
+    proc = subprocess.run(["fastkappa", "demo", "--n-resamples", "50", "--format", "json"],
+                          capture_output=True, timeout=300)  # the console script
+    assert proc.returncode == 0 and json.loads(proc.stdout)["best_model"] == "model_a"
+
+
+def test_subprocess_stdin_plain_and_gzip(files, graded):
+    expected = cohen_kappa_score(graded["grade"], graded["model_b"], weights="quadratic")
+    for path in (files["csv"], files["gz"], files["parquet"]):
+        with open(path, "rb") as f:
+            proc = _python(["score", "-", "--true", "grade", "--pred", "model_b", "--weights",
+                            "quadratic", "--format", "json"], stdin=f)
+        assert proc.returncode == 0, proc.stderr.decode()
+        res = json.loads(proc.stdout)
+        assert res["file"] == "stdin" and res["kappa"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_subprocess_exit_codes(files):
+    proc = _python(["score", files["csv"], "--true", "grade", "--pred", "nope"])
+    assert proc.returncode == 1 and b"its columns are" in proc.stderr
+    proc = _python(["score", files["csv"], "--true", "grade"])
+    assert proc.returncode == 2 and b"--pred" in proc.stderr
+    proc = subprocess.run([sys.executable, "-c", "import sys; from fastkappa.cli import main; "
+                           "sys.exit(main(['score', '-', '--true', 'a', '--pred', 'b']))"],
+                          input=b"a,b\n1,x\n", capture_output=True, timeout=120)
+    assert proc.returncode == 1 and b"holds numbers but" in proc.stderr
+
+
+# --------------------------------------------------------------------------- memory
+
+
+MEMORY_SCRIPT = textwrap.dedent("""
+    import gc, os, sys, threading
+    import psutil
+    from fastkappa.cli import main
+
+    # getrusage's ru_maxrss starts from the parent's RSS after fork + exec, so the
+    # peak is read from VmHWM (Linux, reset after the warm-up) or sampled
+    def hwm():
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            return 0
+        return 0
+
+    big, small = sys.argv[1], sys.argv[2]
+    argv = ["--true", "t", "--pred", "p", "--weights", "quadratic", "--quiet"]
+    sys.stdout = open(os.devnull, "w")
+    assert main(["score", small, *argv]) == 0  # warm-up: numba, pyarrow, the CLI
+    gc.collect()
+    proc = psutil.Process()
+    base = proc.memory_info().rss
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the peak (VmHWM) to the current RSS
+    except OSError:
+        pass
+    sampled = [base]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.002):
+            sampled.append(proc.memory_info().rss)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    assert main(["score", big, *argv, "--format", "json"]) == 0
+    done.set()
+    sampler.join()
+    sys.stdout = sys.__stdout__
+    print(base, max(max(sampled), hwm()))
+""")
+
+
+@pytest.mark.slow
+def test_main_score_memory_bounded(tmp_path):
+    pytest.importorskip("psutil")
+    rng = np.random.default_rng(0)
+    n = 10_000_000
+    t = rng.integers(0, 5, n, dtype=np.int8)
+    p = np.clip(t + rng.integers(-1, 2, n, dtype=np.int8), 0, 4).astype(np.int8)
+    big, small = tmp_path / "big.csv", tmp_path / "small.csv"
+    pcsv.write_csv(pa.table({"t": t, "p": p}), big)
+    # the warm-up file spans several blocks and update slices, so that every code
+    # path (and numba compilation, if the kernel cache is cold) runs before measuring
+    pcsv.write_csv(pa.table({"t": t[:600_000], "p": p[:600_000]}), small)
+    del t, p
+    proc = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(big), str(small)],
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    base, peak = (int(v) for v in proc.stdout.split())
+    growth = peak - base
+    print(f"RSS after warm-up {base / 2**20:.0f} MB, peak {peak / 2**20:.0f} MB")
+    assert growth < 100 * 2**20, f"peak RSS grew by {growth / 2**20:.0f} MB"

@@ -1,0 +1,168 @@
+"""fastkappa.dask on a real LocalCluster with worker processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+import dask.array as da  # noqa: E402
+
+import fastkappa as fk  # noqa: E402
+import fastkappa.dask as fkd  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None, memory_limit="1GiB")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    n = 20_000
+    t = rng.integers(0, 5, n)
+    p = np.clip(t + rng.integers(-2, 3, n), 0, 4)
+    site = rng.choice(["a", "b", "c", "d"], n)
+    patient = np.arange(n) // 2
+    w = rng.random(n)
+    frame = pd.DataFrame({"t": t, "p": p, "site": site, "patient": patient, "w": w})
+    return frame, dd.from_pandas(frame, npartitions=6)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_kappa_dataframe_matches_in_memory(client, data, weights):
+    frame, ddf = data
+    got = fkd.cohen_kappa(ddf.t, ddf.p, weights=weights)
+    assert got == fk.cohen_kappa(frame.t, frame.p, weights=weights)
+
+
+def test_cohen_kappa_arrays_rechunked(client, data):
+    frame, _ = data
+    t = da.from_array(frame.t.to_numpy(), chunks=3000)
+    p = da.from_array(frame.p.to_numpy(), chunks=7000)
+    assert fkd.cohen_kappa(t, p, weights="quadratic", n_classes=6) == fk.cohen_kappa(
+        frame.t, frame.p, weights="quadratic", n_classes=6)
+    # a NumPy side is chunked like the dask one
+    assert fkd.cohen_kappa(t, frame.p.to_numpy()) == fk.cohen_kappa(frame.t, frame.p)
+
+
+def test_confusion_matrix_matches_in_memory(client, data):
+    frame, ddf = data
+    np.testing.assert_array_equal(fkd.confusion_matrix(ddf.t, ddf.p),
+                                  fk.confusion_matrix(frame.t, frame.p))
+    got = fkd.confusion_matrix(ddf.t, ddf.p, sample_weight=ddf.w, labels=[4, 3, 2, 1, 0])
+    np.testing.assert_allclose(got, fk.confusion_matrix(
+        frame.t, frame.p, sample_weight=frame.w, labels=[4, 3, 2, 1, 0]), rtol=1e-12)
+
+
+def test_cohen_kappa_strings_learned_across_partitions(client):
+    # each partition holds different classes: the merge aligns the label sets
+    words = np.array(["ant", "bee", "cat", "dog", "eel"], dtype=object)
+    rng = np.random.default_rng(3)
+    t = np.sort(words[rng.integers(0, 5, 3000)])
+    p = words[rng.integers(0, 5, 3000)]
+    frame = pd.DataFrame({"t": t, "p": p})
+    ddf = dd.from_pandas(frame, npartitions=5, sort=False)
+    assert fkd.cohen_kappa(ddf.t, ddf.p) == pytest.approx(fk.cohen_kappa(t, p), rel=1e-12)
+    acc = fkd.accumulate(ddf.t, ddf.p)
+    assert acc.labels.tolist() == sorted(set(t) | set(p))
+
+
+def test_kappa_ci_iid_matches_in_memory(client, data):
+    frame, ddf = data
+    for method in ("bca", "asymptotic"):
+        got = fkd.kappa_ci(ddf.t, ddf.p, weights="quadratic", method=method,
+                           n_resamples=500, seed=4)
+        want = fk.kappa_ci(frame.t, frame.p, weights="quadratic", method=method,
+                           n_resamples=500, seed=4)
+        assert (got.estimate, got.low, got.high) == pytest.approx(
+            (want.estimate, want.low, want.high), rel=1e-12)
+
+
+def test_kappa_ci_clusters_matches_in_memory(client, data):
+    frame, ddf = data
+    got = fkd.kappa_ci(ddf.t, ddf.p, weights="quadratic", clusters=ddf.patient,
+                       n_resamples=400, seed=9)
+    want = fk.kappa_ci(frame.t, frame.p, weights="quadratic", clusters=frame.patient,
+                       n_resamples=400, seed=9)
+    assert (got.estimate, got.low, got.high, got.standard_error) == pytest.approx(
+        (want.estimate, want.low, want.high, want.standard_error), rel=1e-12)
+    # a cluster split across partitions is one cluster
+    t = da.from_array(frame.t.to_numpy(), chunks=3333)
+    p = da.from_array(frame.p.to_numpy(), chunks=3333)
+    c = da.from_array(frame.patient.to_numpy(), chunks=3333)
+    got = fkd.kappa_ci(t, p, weights="quadratic", clusters=c, method="asymptotic")
+    want = fk.kappa_ci(frame.t, frame.p, weights="quadratic", clusters=frame.patient,
+                       method="asymptotic")
+    assert got.standard_error == pytest.approx(want.standard_error, rel=1e-12)
+
+
+def test_kappa_by_group_matches_in_memory(client, data):
+    frame, ddf = data
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, weights="linear", ci="bca", seed=2,
+                             n_resamples=300)
+    want = fk.kappa_by_group(frame.t, frame.p, frame.site, weights="linear", ci="bca",
+                             seed=2, n_resamples=300)
+    assert got.groups.tolist() == want.groups.tolist()
+    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-12)
+    np.testing.assert_array_equal(got.n, want.n)
+    np.testing.assert_allclose(got.low, want.low, rtol=1e-12)
+    np.testing.assert_allclose(got.high, want.high, rtol=1e-12)
+    np.testing.assert_array_equal(got.confusion, want.confusion)
+    assert got.overall == pytest.approx(want.overall, rel=1e-12)
+
+
+def test_kappa_by_group_weighted_rows(client, data):
+    frame, ddf = data
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w)
+    want = fk.kappa_by_group(frame.t, frame.p, frame.site, sample_weight=frame.w)
+    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-10)
+    np.testing.assert_allclose(got.n, want.n, rtol=1e-12)
+    with pytest.raises(ValueError, match="per-group intervals with `sample_weight`"):
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w, ci="bca")
+
+
+def test_dask_errors(client, data):
+    frame, ddf = data
+    with pytest.raises(ValueError, match="outside the declared classes"):
+        fkd.cohen_kappa(ddf.t, ddf.p, n_classes=3)
+    with pytest.raises(TypeError, match="takes dask arrays or dask DataFrame columns"):
+        fkd.cohen_kappa(frame.t.to_numpy(), frame.p.to_numpy())
+    other = dd.from_pandas(frame, npartitions=3)
+    with pytest.raises(ValueError, match="have 6 and 3 partitions"):
+        fkd.cohen_kappa(ddf.t, other.p)
+    with pytest.raises(TypeError, match="is a dask DataFrame column but `y_pred` is"):
+        fkd.cohen_kappa(ddf.t, da.from_array(frame.p.to_numpy()))
+    with pytest.raises(ValueError, match="same length"):
+        fkd.cohen_kappa(da.arange(10), da.arange(11))
+    with pytest.raises(ValueError, match="'quad'"):
+        fkd.cohen_kappa(ddf.t, ddf.p, weights="quad")
+
+
+def test_dask_missing_names_the_extra():
+    code = ("import sys; sys.modules['dask'] = None\n"
+            "try:\n    import fastkappa.dask\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "pip install fastkappa[dask]" in out.stdout
+
+
+def test_import_fastkappa_does_not_import_dask():
+    code = "import sys, fastkappa; print('dask' in sys.modules, 'fastkappa.dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["False", "False"]

@@ -1,0 +1,176 @@
+"""kappa_by_group: one pass, every group on the global scale, against per-group calls."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastkappa as fk
+
+pd = pytest.importorskip("pandas")
+
+
+def _data(n=20_000, k=5, n_groups=30, seed=0):
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, k, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, k - 1)
+    g = rng.integers(0, n_groups, n)
+    return t, p, g
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_by_group_equals_per_group_cohen_kappa(weights):
+    t, p, g = _data()
+    res = fk.kappa_by_group(t, p, g, weights=weights)
+    assert list(res.groups) == sorted(set(g.tolist()))
+    for i, key in enumerate(res.groups):
+        m = g == key
+        expected = fk.cohen_kappa(t[m], p[m], weights=weights, labels=res.classes)
+        assert res.kappa[i] == pytest.approx(expected, abs=1e-12)
+        assert res.n[i] == m.sum()
+        np.testing.assert_array_equal(res.confusion[i],
+                                      fk.confusion_matrix(t[m], p[m], labels=res.classes))
+    assert res.overall == pytest.approx(fk.cohen_kappa(t, p, weights=weights), abs=1e-12)
+
+
+def test_kappa_by_group_uses_global_scale_for_groups_missing_a_grade():
+    # group "b" never uses grade 2: it must still be weighted on the 0..3 scale
+    t = np.array([0, 1, 2, 3, 0, 1, 3, 3, 0])
+    p = np.array([0, 1, 2, 2, 0, 3, 3, 1, 1])
+    g = np.array(["a", "a", "a", "a", "b", "b", "b", "b", "b"])
+    res = fk.kappa_by_group(t, p, g, weights="quadratic")
+    m = g == "b"
+    assert res["b"].kappa == pytest.approx(
+        fk.cohen_kappa(t[m], p[m], weights="quadratic", labels=[0, 1, 2, 3]), abs=1e-12)
+    assert res["b"].kappa != pytest.approx(fk.cohen_kappa(t[m], p[m], weights="quadratic"))
+
+
+def test_kappa_by_group_inferred_classes_with_gaps():
+    rng = np.random.default_rng(3)
+    t = rng.choice([0, 2, 4, 8], 5000)
+    p = rng.choice([0, 2, 4, 8], 5000)
+    g = rng.integers(0, 7, 5000)
+    res = fk.kappa_by_group(t, p, g, weights="linear")
+    np.testing.assert_array_equal(res.classes, [0, 2, 4, 8])
+    for key in res.groups:
+        m = g == key
+        assert res[key].kappa == pytest.approx(
+            fk.cohen_kappa(t[m], p[m], weights="linear", labels=[0, 2, 4, 8]), abs=1e-12)
+
+
+def test_kappa_by_group_string_and_float_group_ids():
+    t, p, g = _data(n=3000, n_groups=4)
+    names = np.array(["site-d", "site-a", "site-c", "site-b"], dtype=object)[g]
+    res = fk.kappa_by_group(t, p, names)
+    assert list(res.groups) == ["site-a", "site-b", "site-c", "site-d"]
+    for key in res.groups:
+        m = names == key
+        assert res[key].kappa == pytest.approx(fk.cohen_kappa(t[m], p[m], labels=res.classes))
+    resf = fk.kappa_by_group(t, p, g.astype(float) + 0.5)
+    np.testing.assert_allclose(resf.kappa, fk.kappa_by_group(t, p, g).kappa)
+
+
+def test_kappa_by_group_sample_weight():
+    t, p, g = _data(n=5000, n_groups=5)
+    w = np.random.default_rng(1).random(5000)
+    res = fk.kappa_by_group(t, p, g, sample_weight=w, weights="quadratic")
+    for key in res.groups:
+        m = g == key
+        assert res[key].kappa == pytest.approx(
+            fk.cohen_kappa(t[m], p[m], sample_weight=w[m], weights="quadratic",
+                           labels=res.classes), abs=1e-12)
+        assert res[key].n == pytest.approx(w[m].sum())
+
+
+def test_kappa_by_group_undefined_group_is_nan_with_warning():
+    t = np.array([0, 0, 0, 1, 0, 1])
+    p = np.array([0, 0, 0, 1, 1, 1])
+    g = np.array([1, 1, 1, 2, 2, 2])
+    with pytest.warns(fk.UndefinedKappaWarning, match="1 of 2 groups"):
+        res = fk.kappa_by_group(t, p, g)
+    assert np.isnan(res[1].kappa)
+    assert np.isfinite(res[2].kappa)
+    assert json.loads(json.dumps(res.to_dict()))["groups"][0]["kappa"] is None
+
+
+def test_kappa_by_group_missing_group_ids():
+    t = np.array([0, 1, 0, 1, 1, 0])
+    p = np.array([0, 1, 1, 1, 0, 0])
+    g = pd.Series(["a", None, "a", "b", "b", "b"])
+    with pytest.raises(ValueError, match="`groups` is missing"):
+        fk.kappa_by_group(t, p, g)
+    res = fk.kappa_by_group(t, p, g, nan_policy="omit")
+    keep = g.notna().to_numpy()
+    assert res.overall == pytest.approx(fk.cohen_kappa(t[keep], p[keep]))
+    assert res["a"].n + res["b"].n == keep.sum()
+
+
+def test_kappa_by_group_validates_like_cohen_kappa():
+    with pytest.raises(ValueError, match="one id per row"):
+        fk.kappa_by_group([0, 1], [0, 1], [1, 2, 3])
+    with pytest.raises(ValueError, match="outside the declared classes"):
+        fk.kappa_by_group([0, 1, 7], [0, 1, 1], [1, 1, 2], n_classes=2)
+    with pytest.raises(ValueError, match="`ci` must be None or one of"):
+        fk.kappa_by_group([0, 1], [0, 1], [1, 1], ci="wald")
+
+
+def test_kappa_by_group_ignore_index_drops_rows_in_groups():
+    t = np.array([0, 1, -1, 1, 0, 1])
+    p = np.array([0, 1, 1, -1, 0, 0])
+    g = np.array([1, 1, 1, 2, 2, 2])
+    res = fk.kappa_by_group(t, p, g, ignore_index=-1)
+    assert res.n.tolist() == [2, 2]
+    assert res[2].kappa == pytest.approx(fk.cohen_kappa([0, 1], [0, 0], labels=[0, 1]))
+
+
+def test_kappa_by_group_intervals_match_per_group_kappa_ci():
+    t, p, g = _data(n=4000, n_groups=3)
+    res = fk.kappa_by_group(t, p, g, ci="percentile", n_resamples=500, seed=7)
+    seeds = np.random.SeedSequence(7).spawn(3)
+    for i in range(len(res)):
+        ci = fk.kappa_ci_from_confusion(res.confusion[i], method="percentile",
+                                        n_resamples=500, seed=seeds[i])
+        assert (res.low[i], res.high[i]) == (ci.low, ci.high)
+        assert res.low[i] < res.kappa[i] < res.high[i]
+    asym = fk.kappa_by_group(t, p, g, ci="asymptotic")
+    for i in range(3):
+        ci = fk.kappa_ci_from_confusion(res.confusion[i], method="asymptotic")
+        assert asym.low[i] == pytest.approx(ci.low)
+
+
+def test_kappa_by_group_output_forms():
+    t, p, g = _data(n=600, n_groups=3)
+    res = fk.kappa_by_group(t, p, g, weights="quadratic")
+    df = res.to_dataframe()
+    assert list(df.columns) == ["group", "n", "kappa"]
+    np.testing.assert_allclose(df["kappa"].to_numpy(), res.kappa)
+    text = str(res)
+    assert "quadratic kappa by group (3 groups)" in text
+    assert f"{res.kappa[0]:.4f}" in text
+    assert "<table>" in res._repr_html_()
+    assert len(list(res)) == 3
+    with pytest.raises(KeyError):
+        res[99]
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from("xyz")),
+                min_size=1, max_size=60))
+def test_kappa_by_group_property_tables_add_up(rows):
+    t = np.array([r[0] for r in rows])
+    p = np.array([r[1] for r in rows])
+    g = np.array([r[2] for r in rows], dtype=object)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fk.UndefinedKappaWarning)
+        res = fk.kappa_by_group(t, p, g, n_classes=4)
+    np.testing.assert_array_equal(res.confusion.sum(axis=0),
+                                  fk.confusion_matrix(t, p, n_classes=4))
+    for key in res.groups:
+        m = g == key
+        np.testing.assert_array_equal(res[key].n, m.sum())

@@ -1,0 +1,351 @@
+"""scikit-learn scorer and LightGBM / XGBoost eval metrics.
+
+Oracles: scikit-learn's ``cohen_kappa_score`` on classes derived by hand
+(floor(x + 1/2) clipped, ``np.searchsorted``, ``argmax``), and manual
+cross-validation loops.  LightGBM and XGBoost are optional: their call
+conventions are reproduced with stand-in objects offering the documented
+methods (``get_label``, ``get_weight``) and argument shapes; real training
+runs are tested when the libraries are installed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+import fastkappa as fk
+from fastkappa.integrations import (
+    lightgbm_eval_metric,
+    lightgbm_sklearn_eval_metric,
+    make_qwk_scorer,
+    qwk_score,
+    xgboost_eval_metric,
+    xgboost_sklearn_eval_metric,
+)
+
+
+def _rounded(x, lo, hi):
+    """Nearest integer class, halves up, clipped: the documented rounding."""
+    return np.clip(np.floor(np.asarray(x, float) + 0.5), lo, hi).astype(int)
+
+
+@pytest.fixture
+def graded(rng):
+    y = rng.integers(0, 5, 400)
+    pred = y + rng.normal(0, 0.9, 400)
+    return y, pred
+
+
+# --------------------------------------------------------------------------- qwk_score
+
+
+def test_qwk_score_rounds_to_nearest_class(graded):
+    y, pred = graded
+    expected = cohen_kappa_score(y, _rounded(pred, 0, 4), weights="quadratic")
+    assert qwk_score(y, pred) == pytest.approx(expected, abs=1e-12)
+    assert qwk_score(y, pred, n_classes=5) == pytest.approx(expected, abs=1e-12)
+    # halves go up, like side="right" cut points
+    assert qwk_score([0, 1, 2], [0.5, 1.5, 2.0]) == pytest.approx(
+        cohen_kappa_score([0, 1, 2], [1, 2, 2], weights="quadratic"), abs=1e-12)
+
+
+def test_qwk_score_with_thresholds_and_weights(graded, rng):
+    y, pred = graded
+    cuts = [0.3, 1.6, 2.4, 3.7]
+    sw = rng.uniform(0, 2, len(y))
+    p = np.searchsorted(cuts, pred, side="right")
+    for weights in (None, "linear", "quadratic"):
+        expected = cohen_kappa_score(y, p, weights=weights, sample_weight=sw, labels=range(5))
+        assert qwk_score(y, pred, thresholds=cuts, weights=weights, sample_weight=sw,
+                         n_classes=5) == pytest.approx(expected, abs=1e-12)
+
+
+def test_qwk_score_non_consecutive_classes():
+    y = np.array([1, 2, 4, 4, 2, 1])
+    pred = np.array([1.2, 2.9, 3.0, 5.5, 1.6, 0.0])
+    # classes 1, 2, 4: cut points 1.5 and 3.0
+    p = np.array([1, 2, 4, 4, 2, 1])
+    assert qwk_score(y, pred) == pytest.approx(
+        cohen_kappa_score(y, p, weights="quadratic"), abs=1e-12)
+
+
+def test_qwk_score_class_scores_by_argmax(rng):
+    y = rng.integers(0, 4, 300)
+    probs = rng.dirichlet(np.ones(4), 300)
+    probs[np.arange(300), y] += 0.3 * rng.random(300)
+    expected = cohen_kappa_score(y, probs.argmax(1), weights="quadratic", labels=range(4))
+    assert qwk_score(y, probs) == pytest.approx(expected, abs=1e-12)
+    # LightGBM < 4 passes multiclass scores flat, class-major
+    assert qwk_score(y, probs.T.ravel()) == pytest.approx(expected, abs=1e-12)
+    names = np.array(["a", "b", "c", "d"])
+    assert qwk_score(names[y], probs, labels=names) == pytest.approx(expected, abs=1e-12)
+
+
+def test_qwk_score_label_predictions(rng):
+    names = np.array(["none", "mild", "moderate", "severe"], dtype=object)
+    y = rng.integers(0, 4, 200)
+    p = np.clip(y + rng.integers(-1, 2, 200), 0, 3)
+    expected = cohen_kappa_score(y, p, weights="quadratic", labels=range(4))
+    assert qwk_score(names[y], names[p], labels=list(names)) == pytest.approx(expected,
+                                                                             abs=1e-12)
+    assert qwk_score(y, p) == pytest.approx(expected, abs=1e-12)
+
+
+def test_qwk_score_errors(graded):
+    y, pred = graded
+    with pytest.raises(ValueError, match="`thresholds` cut 1-D scores"):
+        qwk_score(y, np.ones((len(y), 5)), thresholds=[0.5])
+    with pytest.raises(ValueError, match="numeric predictions need `thresholds=`"):
+        qwk_score(["a", "b"], [0.1, 0.9], labels=["a", "b"])
+    with pytest.raises(ValueError, match="either `labels` or `n_classes`"):
+        qwk_score(y, pred, labels=range(5), n_classes=5)
+    with pytest.raises(ValueError, match="increasing numeric classes"):
+        qwk_score([0, 1], [0.1, 0.9], labels=[1, 0])
+    with pytest.raises(ValueError, match="`y_pred` holds NaN in 1 rows"):
+        qwk_score([0, 1], [0.1, np.nan])
+
+
+# --------------------------------------------------------------------------- scikit-learn
+
+
+def _ordinal_regression_data(seed=0, n=600):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4))
+    y = np.clip(np.round(x @ [1.0, 0.6, -0.4, 0.0] + 2 + rng.normal(0, 0.5, n)), 0, 4)
+    return x, y.astype(int)
+
+
+def test_make_qwk_scorer_cross_val_score_matches_manual_loop():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import KFold, cross_val_score
+
+    x, y = _ordinal_regression_data()
+    cv = KFold(4, shuffle=True, random_state=0)
+    got = cross_val_score(Ridge(alpha=1.0), x, y, cv=cv, scoring=make_qwk_scorer(n_classes=5))
+    manual = []
+    for train, test in cv.split(x):
+        pred = Ridge(alpha=1.0).fit(x[train], y[train]).predict(x[test])
+        manual.append(cohen_kappa_score(y[test], _rounded(pred, 0, 4), weights="quadratic",
+                                        labels=range(5)))
+    np.testing.assert_allclose(got, manual, rtol=0, atol=1e-12)
+
+
+def test_make_qwk_scorer_grid_search_and_make_scorer():
+    from sklearn.linear_model import Ridge
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+
+    x, y = _ordinal_regression_data(1)
+    cv = KFold(3, shuffle=True, random_state=1)
+    grid = GridSearchCV(Ridge(), {"alpha": [0.1, 10.0, 1000.0]}, cv=cv,
+                        scoring=make_qwk_scorer(n_classes=5)).fit(x, y)
+    best = cross_val_score(Ridge(alpha=grid.best_params_["alpha"]), x, y, cv=cv,
+                           scoring=make_qwk_scorer(n_classes=5))
+    assert grid.best_score_ == pytest.approx(best.mean(), abs=1e-12)
+    assert grid.best_params_["alpha"] != 1000.0  # heavy shrinkage hurts QWK here
+    plain = cross_val_score(Ridge(), x, y, cv=cv, scoring=make_scorer(qwk_score, n_classes=5))
+    np.testing.assert_allclose(
+        plain, cross_val_score(Ridge(), x, y, cv=cv, scoring=make_qwk_scorer(n_classes=5)))
+
+
+def test_make_qwk_scorer_classifier_labels_and_probabilities():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    x, y = _ordinal_regression_data(2)
+    cv = StratifiedKFold(3, shuffle=True, random_state=2)
+    clf = LogisticRegression(max_iter=500)
+    by_label = cross_val_score(clf, x, y, cv=cv, scoring=make_qwk_scorer(n_classes=5))
+    by_proba = cross_val_score(clf, x, y, cv=cv, scoring=make_qwk_scorer(
+        n_classes=5, response_method="predict_proba"))
+    manual = []
+    for train, test in cv.split(x, y):
+        pred = clf.fit(x[train], y[train]).predict(x[test])
+        manual.append(cohen_kappa_score(y[test], pred, weights="quadratic", labels=range(5)))
+    np.testing.assert_allclose(by_label, manual, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(by_proba, manual, rtol=0, atol=1e-12)  # argmax = predict
+
+
+def test_make_qwk_scorer_with_tuned_thresholds():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import KFold, cross_val_score
+
+    x, y = _ordinal_regression_data(3)
+    pred = Ridge().fit(x, y).predict(x)
+    cuts = fk.optimize_thresholds(y, pred, n_classes=5)
+    cv = KFold(3)
+    got = cross_val_score(Ridge(), x, y, cv=cv,
+                          scoring=make_qwk_scorer(n_classes=5, thresholds=cuts))
+    for g, (train, test) in zip(got, cv.split(x), strict=True):
+        p = np.searchsorted(cuts, Ridge().fit(x[train], y[train]).predict(x[test]),
+                            side="right")
+        assert g == pytest.approx(cohen_kappa_score(y[test], p, weights="quadratic",
+                                                    labels=range(5)), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- LightGBM
+
+
+class FakeLgbDataset:
+    """The two methods LightGBM's feval reads from ``lightgbm.Dataset``."""
+
+    def __init__(self, label, weight=None):
+        self._label = np.asarray(label, dtype=np.float32)  # LightGBM stores float32
+        self._weight = None if weight is None else np.asarray(weight, dtype=np.float32)
+
+    def get_label(self):
+        return self._label
+
+    def get_weight(self):
+        return self._weight
+
+
+def test_lightgbm_eval_metric_regression_and_weights(graded, rng):
+    y, pred = graded
+    feval = lightgbm_eval_metric(n_classes=5)
+    name, value, higher = feval(pred, FakeLgbDataset(y))
+    assert (name, higher) == ("qwk", True)
+    assert value == pytest.approx(
+        cohen_kappa_score(y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5)),
+        abs=1e-12)
+    sw = rng.uniform(0.5, 2, len(y)).astype(np.float32)
+    _, value, _ = feval(pred, FakeLgbDataset(y, sw))
+    assert value == pytest.approx(cohen_kappa_score(
+        y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5), sample_weight=sw),
+        abs=1e-9)
+    cuts = [0.4, 1.5, 2.6, 3.5]
+    _, value, _ = lightgbm_eval_metric(n_classes=5, thresholds=cuts, name="qwk_cut")(
+        pred, FakeLgbDataset(y))
+    assert value == pytest.approx(cohen_kappa_score(
+        y, np.searchsorted(cuts, pred, side="right"), weights="quadratic", labels=range(5)),
+        abs=1e-12)
+
+
+def test_lightgbm_eval_metric_multiclass_shapes(rng):
+    y = rng.integers(0, 3, 150)
+    raw = rng.normal(size=(150, 3))
+    raw[np.arange(150), y] += 1.0
+    expected = cohen_kappa_score(y, raw.argmax(1), weights="quadratic", labels=range(3))
+    feval = lightgbm_eval_metric()
+    assert feval(raw, FakeLgbDataset(y))[1] == pytest.approx(expected, abs=1e-12)  # >= 4.0
+    assert feval(raw.T.ravel(), FakeLgbDataset(y))[1] == pytest.approx(expected, abs=1e-12)
+
+
+def test_lightgbm_sklearn_eval_metric_signature(graded, rng):
+    y, pred = graded
+    metric = lightgbm_sklearn_eval_metric(n_classes=5, name="kappa")
+    # LightGBM's scikit-learn wrapper passes weights when the metric takes 3 arguments
+    assert len(inspect.signature(metric).parameters) == 3
+    expected = cohen_kappa_score(y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5))
+    assert metric(y.astype(np.float32), pred, None) == ("kappa", pytest.approx(expected), True)
+    sw = rng.uniform(0.5, 2, len(y))
+    _, value, _ = metric(y, pred, sw)
+    assert value == pytest.approx(cohen_kappa_score(
+        y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5), sample_weight=sw),
+        abs=1e-12)
+
+
+# --------------------------------------------------------------------------- XGBoost
+
+
+class FakeDMatrix:
+    """The two methods XGBoost's custom metric reads from ``xgboost.DMatrix``."""
+
+    def __init__(self, label, weight=None):
+        self._label = np.asarray(label, dtype=np.float32)
+        self._weight = np.empty(0, np.float32) if weight is None else np.asarray(
+            weight, dtype=np.float32)
+
+    def get_label(self):
+        return self._label
+
+    def get_weight(self):
+        return self._weight  # empty when the DMatrix has no weights
+
+
+def test_xgboost_eval_metric(graded, rng):
+    y, pred = graded
+    metric = xgboost_eval_metric(n_classes=5)
+    expected = cohen_kappa_score(y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5))
+    assert metric(pred.astype(np.float32), FakeDMatrix(y)) == ("qwk", pytest.approx(expected))
+    sw = rng.uniform(0.5, 2, len(y))
+    _, value = metric(pred, FakeDMatrix(y, sw))
+    assert value == pytest.approx(cohen_kappa_score(
+        y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5),
+        sample_weight=sw.astype(np.float32)), abs=1e-9)
+    # multi:softprob hands (n, K) probabilities
+    probs = rng.dirichlet(np.ones(5), len(y))
+    probs[np.arange(len(y)), y] += 0.2
+    assert metric(probs, FakeDMatrix(y))[1] == pytest.approx(cohen_kappa_score(
+        y, probs.argmax(1), weights="quadratic", labels=range(5)), abs=1e-12)
+
+
+def test_xgboost_sklearn_eval_metric_call_styles(graded, rng):
+    y, pred = graded
+    expected = cohen_kappa_score(y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5))
+    metric = xgboost_sklearn_eval_metric(n_classes=5)
+    loss = xgboost_sklearn_eval_metric(n_classes=5, loss=True)
+    assert metric.__name__ == "qwk" and loss.__name__ == "qwk_loss"
+    # XGBoost calls func(y_true, y_score), or func(y_true, y_score, sample_weight=w)
+    assert metric(y, pred) == pytest.approx(expected, abs=1e-12)
+    assert loss(y, pred) == pytest.approx(1 - expected, abs=1e-12)
+    sw = rng.uniform(0.5, 2, len(y))
+    assert metric(y, pred, sample_weight=sw) == pytest.approx(cohen_kappa_score(
+        y, _rounded(pred, 0, 4), weights="quadratic", labels=range(5), sample_weight=sw),
+        abs=1e-12)
+    assert xgboost_sklearn_eval_metric(name="my_qwk").__name__ == "my_qwk"
+
+
+def test_eval_metric_factories_reject_both_labels_and_n_classes():
+    for factory in (lightgbm_eval_metric, lightgbm_sklearn_eval_metric, xgboost_eval_metric,
+                    xgboost_sklearn_eval_metric):
+        with pytest.raises(ValueError, match="either `labels` or `n_classes`"):
+            factory(labels=[0, 1], n_classes=2)
+
+
+def test_integrations_import_no_optional_library():
+    code = ("import sys, fastkappa.integrations; "
+            "print(sorted(m for m in ('sklearn', 'lightgbm', 'xgboost') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- real libraries
+
+
+def _boosting_data():
+    x, y = _ordinal_regression_data(4, 400)
+    return x[:300], y[:300], x[300:], y[300:]
+
+
+def test_lightgbm_train_with_feval():
+    lgb = pytest.importorskip("lightgbm")
+    xt, yt, xv, yv = _boosting_data()
+    dval = lgb.Dataset(xv, yv)
+    record: dict = {}
+    booster = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(xt, yt),
+                        num_boost_round=5, valid_sets=[dval], valid_names=["val"],
+                        feval=lightgbm_eval_metric(n_classes=5),
+                        callbacks=[lgb.record_evaluation(record)])
+    assert len(record["val"]["qwk"]) == 5
+    assert record["val"]["qwk"][-1] == pytest.approx(
+        qwk_score(yv, booster.predict(xv), n_classes=5), abs=1e-9)
+
+
+def test_xgboost_train_with_custom_metric():
+    xgb = pytest.importorskip("xgboost")
+    xt, yt, xv, yv = _boosting_data()
+    dval = xgb.DMatrix(xv, label=yv)
+    record: dict = {}
+    booster = xgb.train({"objective": "reg:squarederror"}, xgb.DMatrix(xt, label=yt), 5,
+                        evals=[(dval, "val")], custom_metric=xgboost_eval_metric(n_classes=5),
+                        maximize=True, evals_result=record, verbose_eval=False)
+    assert len(record["val"]["qwk"]) == 5
+    assert record["val"]["qwk"][-1] == pytest.approx(
+        qwk_score(yv, booster.predict(dval), n_classes=5), abs=1e-6)

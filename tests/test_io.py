@@ -1,0 +1,260 @@
+"""Streaming readers of the command line (fastkappa._io)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pcsv = pytest.importorskip("pyarrow.csv")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from fastkappa import _io  # noqa: E402
+from fastkappa._io import DataError, LabelConverter, iter_batches, open_source  # noqa: E402
+
+
+def _csv_bytes(rows: list[list], header=("t", "p")) -> bytes:
+    lines = [",".join(header)] + [",".join(str(v) for v in r) for r in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _read_all(src, needed, types=None):
+    conv = {c: LabelConverter(c, src.fmt) for c in needed if (types or {}).get(c) != "score"}
+    out = {c: [] for c in needed}
+    for row0, cols in iter_batches(src, needed, types):
+        for c in needed:
+            if c in conv:
+                col, missing = conv[c].convert(cols[c], row0)
+                out[c].append((_io.materialize(col), missing))
+            else:
+                out[c].append(_io.score_values(cols[c], c, row0))
+    return out
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Tiny CSV blocks and Parquet batches, so a small file spans many batches."""
+    monkeypatch.setattr(_io, "CSV_BLOCK_SIZE", 1 << 10)
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 100)
+
+
+# --------------------------------------------------------------------------- formats
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "parquet"])
+def test_open_source_detects_format_by_magic_bytes(tmp_path, rng, fmt):
+    t = rng.integers(0, 5, 300)
+    table = pa.table({"t": t, "p": t[::-1].copy(), "other": np.arange(300)})
+    path = tmp_path / "data.bin"  # the name says nothing about the format
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        buf = io.BytesIO()
+        pcsv.write_csv(table, buf)
+        data = buf.getvalue()
+        path.write_bytes(gzip.compress(data) if fmt.endswith("gz") else data)
+    src = open_source(str(path))
+    assert src.fmt == ("parquet" if fmt == "parquet" else "csv")
+    assert src.columns == ["t", "p", "other"]
+    got = _read_all(src, ["t", "p"])
+    np.testing.assert_array_equal(np.concatenate([v for v, _ in got["t"]]), t)
+    np.testing.assert_array_equal(np.concatenate([v for v, _ in got["p"]]), t[::-1])
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_open_source_reads_stdin(rng, compress):
+    t = rng.integers(0, 3, 50)
+    data = _csv_bytes([[a, b] for a, b in zip(t, t, strict=True)])
+    stream = io.BufferedReader(io.BytesIO(gzip.compress(data) if compress else data))
+    src = open_source("-", stdin=stream)
+    assert src.name == "stdin" and src.columns == ["t", "p"]
+    got = _read_all(src, ["t"])
+    np.testing.assert_array_equal(np.concatenate([v for v, _ in got["t"]]), t)
+    with pytest.raises(DataError, match="standard input can be read only once"):
+        list(iter_batches(src, ["t"]))
+
+
+def test_open_source_reads_parquet_from_stdin(tmp_path):
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"t": [1, 2, 3]}), path)
+    src = open_source("-", stdin=io.BufferedReader(io.BytesIO(path.read_bytes())))
+    assert src.fmt == "parquet" and src.n_rows == 3
+
+
+def test_open_source_tsv_separator(tmp_path):
+    path = tmp_path / "x.tsv"
+    path.write_text("a\tb\n1\t2\n")
+    assert open_source(str(path)).columns == ["a", "b"]
+
+
+def test_open_source_errors(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        open_source(str(tmp_path / "nope.csv"))
+    with pytest.raises(DataError, match="is a directory"):
+        open_source(str(tmp_path))
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(DataError, match="is empty: a CSV file needs a header"):
+        open_source(str(empty))
+
+
+def test_open_source_without_pyarrow_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(DataError, match=r"pip install fastkappa\[io\]"):
+        open_source("whatever.csv")
+
+
+def test_iter_batches_missing_column_lists_columns(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[1, 2]], header=("grade", "model_a")))
+    src = open_source(str(path))
+    with pytest.raises(DataError, match=r"has no column 'model_b'; its columns are 'grade', "
+                                        r"'model_a'"):
+        list(iter_batches(src, ["grade", "model_b"]))
+
+
+# --------------------------------------------------------------------------- types
+
+
+def test_label_converter_type_fixed_up_front(tmp_path, small_blocks):
+    # the first blocks hold integers only; later ones hold "2.0" and blanks: still numbers
+    rows = [[i % 3, i % 3] for i in range(2000)] + [["2.0", 1], ["", 1]]
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows))
+    src = open_source(str(path))
+    got = _read_all(src, ["t"])
+    assert len(got["t"]) > 5  # many batches
+    values = np.concatenate([v for v, _ in got["t"]])
+    assert values.dtype.kind == "i"
+    assert values[2000] == 2
+    missing = [m for _, m in got["t"] if m is not None]
+    assert len(missing) == 1 and missing[0].sum() == 1
+
+
+def test_label_converter_kind_change_names_row(tmp_path, small_blocks):
+    rows = [[1, 1]] * 1500 + [["mild", 1]]
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows))
+    with pytest.raises(DataError, match=r"row 1501: column 't' holds 'mild', but earlier rows "
+                                        r"hold numbers"):
+        _read_all(open_source(str(path)), ["t"])
+
+
+def test_label_converter_strings_stay_strings(tmp_path, small_blocks):
+    rows = [["none", "a"]] * 600 + [["3", "b"]]
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows))
+    got = _read_all(open_source(str(path)), ["t"])
+    values = np.concatenate([v for v, _ in got["t"]])
+    assert values[-1] == "3" and values.dtype == object
+
+
+def test_label_converter_non_integral_names_row(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[1, 1], [2, 2], [2.5, 1]]))
+    with pytest.raises(DataError, match=r"row 3: column 't' holds '2.5', which is not a class"):
+        _read_all(open_source(str(path)), ["t"])
+    pqpath = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"t": [1.0, 0.25]}), pqpath)
+    with pytest.raises(DataError, match=r"row 2: column 't' holds 0.25"):
+        _read_all(open_source(str(pqpath)), ["t"])
+
+
+def test_label_converter_parquet_types(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({
+        "ints": np.array([1, 2, 3], dtype=np.int16),
+        "floats": [1.0, np.nan, 3.0],
+        "nullable": pd.array([1, None, 3], dtype="Int64"),
+        "strings": ["a", None, "c"],
+        "cats": pd.Categorical(["lo", "hi", "lo"]),
+        "bools": [True, False, True],
+    })
+    path = tmp_path / "x.parquet"
+    frame.to_parquet(path)
+    src = open_source(str(path))
+    got = _read_all(src, list(frame.columns))
+    vals = {c: np.concatenate([v for v, _ in got[c]]) for c in frame.columns}
+    miss = {c: got[c][0][1] for c in frame.columns}
+    assert vals["ints"].tolist() == [1, 2, 3] and miss["ints"] is None
+    assert miss["floats"].tolist() == [False, True, False]
+    assert miss["nullable"].tolist() == [False, True, False]
+    assert vals["strings"][0] == "a" and miss["strings"].tolist() == [False, True, False]
+    assert vals["cats"].tolist() == ["lo", "hi", "lo"]
+    assert vals["bools"].tolist() == [1, 0, 1]
+
+
+def test_label_converter_rejects_other_types(tmp_path):
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"ts": pa.array([0], pa.timestamp("ms"))}), path)
+    with pytest.raises(DataError, match=r"column 'ts' has type timestamp\[ms\]; labels must"):
+        _read_all(open_source(str(path)), ["ts"])
+
+
+def test_score_values_bad_value_names_row(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[0, 0.5], [1, "NA"], [1, "high"]], header=("t", "s")))
+    with pytest.raises(DataError, match=r"row 3: column 's' holds 'high', which is not a num"):
+        _read_all(open_source(str(path)), ["s"], {"s": "score"})
+
+
+def test_score_values_missing(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[0, 0.5], [1, ""], [1, "1e3"]], header=("t", "s")))
+    (vals, missing), = _read_all(open_source(str(path)), ["s"], {"s": "score"})["s"]
+    assert vals[0] == 0.5 and vals[2] == 1000.0 and missing.tolist() == [False, True, False]
+
+
+def test_first_row_outside():
+    from fastkappa._columns import CodesColumn
+
+    col = CodesColumn(np.array([0, -1, 1, 2]), np.array([1, 2, 9]), kind="num")
+    assert _io.first_row_outside(col, np.array([1, 2])) == (3, 9)
+    assert _io.first_row_outside(np.array([0, 1, 5]), np.array([0, 1])) == (2, 5)
+    assert _io.first_row_outside(np.array([0, 1]), np.array([0, 1])) is None
+
+
+# --------------------------------------------------------------------------- prefetch
+
+
+def test_iter_batches_parse_error_mid_file(tmp_path, small_blocks):
+    rows = [[1, 1]] * 3000
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows) + b"1,2,3\n" + _csv_bytes(rows, header=("1", "1")))
+    with pytest.raises(DataError, match=r"cannot parse the rows after row \d+: .*"
+                                        r"Expected 2 columns, got 3"):
+        _read_all(open_source(str(path)), ["t", "p"])
+
+
+def test_iter_batches_early_exit_stops_reader_thread(tmp_path, small_blocks):
+    import threading
+
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[i % 3, 1] for i in range(5000)]))
+    before = threading.active_count()
+    it = iter_batches(open_source(str(path)), ["t"])
+    next(it)
+    assert any(t.name == "fastkappa-reader" for t in threading.enumerate())
+    it.close()
+    assert not any(t.name == "fastkappa-reader" for t in threading.enumerate())
+    assert threading.active_count() <= before
+
+
+@pytest.mark.parametrize("prefetch", [0, 1, 3])
+def test_iter_batches_prefetch_keeps_order(tmp_path, small_blocks, prefetch):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[i, 0] for i in range(4000)]))
+    src = open_source(str(path))
+    firsts, values = [], []
+    for row0, cols in iter_batches(src, ["t"], prefetch=prefetch):
+        firsts.append(row0)
+        values.append(np.asarray(cols["t"].dictionary.to_pylist(), dtype=np.int64)[
+            cols["t"].indices.to_numpy()])
+    got = np.concatenate(values)
+    np.testing.assert_array_equal(got, np.arange(4000))
+    np.testing.assert_array_equal(np.diff(firsts), [len(v) for v in values[:-1]])
