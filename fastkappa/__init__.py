@@ -5,6 +5,7 @@ loaded and compiled (or read from numba's cache) at their first call.
 """
 
 from .bootstrap import kappa_ci, kappa_ci_from_confusion
+from .compare import Comparison, PairDifference, compare
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
 from .groups import KappaByGroup, kappa_by_group
 from .metrics import (
@@ -28,15 +29,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CohenKappa",
+    "Comparison",
     "DegenerateIntervalWarning",
     "KappaByGroup",
     "KappaCI",
+    "PairDifference",
     "ThresholdOptimizer",
     "UndefinedKappaWarning",
     "__version__",
     "apply_thresholds",
     "cohen_kappa",
     "cohen_kappa_score",
+    "compare",
     "confusion_matrix",
     "continuous_qwk",
     "kappa_by_group",

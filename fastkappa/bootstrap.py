@@ -56,6 +56,8 @@ TYPES_PER_UNIT_MAX = 0.25
 #: below this many binomial draws in all, run the bootstrap on one thread (the
 #: blocks and so the result are the same; a parallel launch costs more)
 SERIAL_MAX_DRAWS = 200_000
+#: above this many K*K cells, joint cells are numbered by occupancy, not densely
+DENSE_CELLS_MAX = 1 << 16
 
 _NORMAL = statistics.NormalDist()
 
@@ -233,16 +235,19 @@ def units_from_counts(counts: np.ndarray, cell_t: np.ndarray | None = None,
     flat joint cell counts.
     """
     c = np.asarray(counts)
-    if cell_t is None:
-        k = c.shape[0]
-        cell_t, cell_p = _single_model_cells(k)
-    else:
-        k = int(n_classes)
     flat = c.reshape(-1).astype(np.int64)
     nz = np.flatnonzero(flat)
+    if cell_t is None:
+        # one model: keep only the occupied cells (K may be large)
+        k = c.shape[0]
+        cell_t, cell_p = nz // k, (nz % k)[:, None]
+        cells = np.arange(len(nz), dtype=np.int64)
+    else:
+        k = int(n_classes)
+        cells = nz
     ptr = np.arange(len(nz) + 1, dtype=np.int64)
     n = int(flat.sum())
-    return _finish_types(flat[nz], ptr, nz, np.ones(len(nz)), n, cell_t, cell_p, k, n,
+    return _finish_types(flat[nz], ptr, cells, np.ones(len(nz)), n, cell_t, cell_p, k, n,
                          "cells")
 
 
@@ -736,8 +741,12 @@ def kappa_ci(
     keep = enc.keep()
     t_idx, p_idx, row_w = enc.indices()
     k = enc.n_classes
-    cell_t, cell_p = _single_model_cells(k)
     cells = t_idx.astype(np.int64) * k + p_idx
+    if k * k <= DENSE_CELLS_MAX:
+        cell_t, cell_p = _single_model_cells(k)
+    else:  # many classes: number only the occupied cells
+        used, cells = np.unique(cells, return_inverse=True)
+        cell_t, cell_p = used // k, (used % k)[:, None]
     if uniform:
         row_w = None
     if clusters is not None:

@@ -20,7 +20,9 @@ file, missing column, bad value), 2 when the command line is wrong.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import functools
 import io
 import json
 import math
@@ -200,6 +202,13 @@ def make_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- entry
 
 
+@functools.lru_cache(maxsize=1)
+def _parser() -> argparse.ArgumentParser:
+    """The parser, built once per process (parsing does not change it)."""
+    return make_parser()
+
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0, 1 data error, 2 usage error).
 
@@ -209,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--format", "json"])  # doctest: +SKIP
     0
     """
-    parser = make_parser()
+    parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse reports usage errors itself
@@ -503,6 +512,64 @@ def _group_codes(col) -> tuple[np.ndarray, list]:
     return codes, keys.tolist()
 
 
+def _score_batch(args, row0, cols, acc, conv, groups, rows, declared, needed) -> None:
+    """Add one record batch to the overall and per-group accumulators."""
+    import fastkappa as fk
+
+    weights = _weights(args)
+    values, masks = {}, {}
+    for c in needed:
+        values[c], masks[c] = conv[c].convert(cols[c], row0)
+    keep = _missing_rows(masks, row0, args.nan_policy)
+    index = None
+    if keep is not None:
+        index = np.flatnonzero(keep)
+        values = {c: subset(v, index) for c, v in values.items()}
+    t, p = values[args.true], values[args.pred]
+    try:
+        # serial counting per slice: the file reader's threads do the heavy
+        # lifting, and a parallel kernel per batch would only wait for them
+        for lo in range(0, _length(t), _SLICE_ROWS):
+            acc.update(subset(t, slice(lo, lo + _SLICE_ROWS)),
+                       subset(p, slice(lo, lo + _SLICE_ROWS)))
+    except DataError:
+        raise
+    except ValueError as e:
+        raise _explain_update_error(e, {args.true: t, args.pred: p}, declared, row0,
+                                    index) from None
+    if args.by:
+        codes, keys = _group_codes(values[args.by])
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
+        for j, key in enumerate(keys):
+            sel = order[bounds[j]:bounds[j + 1]]
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = fk.CohenKappa(weights=weights, **_class_kw(args))
+            g.update(subset(t, sel), subset(p, sel))
+    if args.clusters:
+        for c in needed:
+            rows[c].append(_compact(materialize(values[c])))
+
+
+@contextlib.contextmanager
+def _serial_kernels():
+    """Numba at one thread while the file reader's threads own the cores.
+
+    Counting runs serially per slice anyway; with one thread even the small
+    parallel helpers never wait for a worker that the reader keeps busy.
+    ``--threads`` (or the default) applies again afterwards, to the intervals.
+    """
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 def _cmd_score(args) -> Output:
     import fastkappa as fk
 
@@ -517,40 +584,9 @@ def _cmd_score(args) -> Output:
     conv = {c: LabelConverter(c, src.fmt) for c in needed}
     groups: dict[Any, fk.CohenKappa] = {}
     rows: dict[str, list] = {c: [] for c in needed} if args.clusters else {}
-    for row0, cols in iter_batches(src, needed, progress=_progress(args)):
-        values, masks = {}, {}
-        for c in needed:
-            values[c], masks[c] = conv[c].convert(cols[c], row0)
-        keep = _missing_rows(masks, row0, args.nan_policy)
-        index = None
-        if keep is not None:
-            index = np.flatnonzero(keep)
-            values = {c: subset(v, index) for c, v in values.items()}
-        t, p = values[args.true], values[args.pred]
-        try:
-            # serial counting per slice: the file reader's threads do the heavy
-            # lifting, and a parallel kernel per batch would only wait for them
-            for lo in range(0, _length(t), _SLICE_ROWS):
-                acc.update(subset(t, slice(lo, lo + _SLICE_ROWS)),
-                           subset(p, slice(lo, lo + _SLICE_ROWS)))
-        except DataError:
-            raise
-        except ValueError as e:
-            raise _explain_update_error(e, {args.true: t, args.pred: p}, declared, row0,
-                                        index) from None
-        if args.by:
-            codes, keys = _group_codes(values[args.by])
-            order = np.argsort(codes, kind="stable")
-            bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
-            for j, key in enumerate(keys):
-                sel = order[bounds[j]:bounds[j + 1]]
-                g = groups.get(key)
-                if g is None:
-                    g = groups[key] = fk.CohenKappa(weights=weights, **_class_kw(args))
-                g.update(subset(t, sel), subset(p, sel))
-        if args.clusters:
-            for c in needed:
-                rows[c].append(_compact(materialize(values[c])))
+    with _serial_kernels():
+        for row0, cols in iter_batches(src, needed, progress=_progress(args)):
+            _score_batch(args, row0, cols, acc, conv, groups, rows, declared, needed)
     if acc.n_rows == 0:
         raise DataError(f"{src.name} holds no rows to score"
                         + (" after dropping rows with missing values"

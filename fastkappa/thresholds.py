@@ -19,14 +19,17 @@ Conventions (documented on the public functions too):
   (``np.searchsorted(cuts, score, side="right")``);
 - a cut point between two adjacent distinct scores ``a < b`` sits midway,
   ``(a + b) / 2``;
-- classes may end up empty when that scores higher.  Several cut points
-  falling into one gap are spread evenly inside it, so cut points are always
-  strictly increasing; an empty class below the lowest score (above the
-  highest) gets its cut half a mean gap below the lowest (above the
-  highest) score, the mean gap being ``(max - min) / (D - 1)`` over the ``D``
-  distinct scores (1 when all scores are equal);
-- among assignments with the same kappa, the programme keeps the one that
-  puts scores in the lower class (deterministic).
+- classes may end up empty when that scores higher.  The ``m`` cut points
+  falling into one gap ``(a, b)`` sit at ``a + (b - a) * i / (m + 1)``,
+  ``i = 1..m`` (evenly spread, so cut points are always strictly
+  increasing).  Cut points of empty classes below the lowest (above the
+  highest) score are spread the same way over one mean gap below (above)
+  it, so a single one sits half a mean gap away; the mean gap is
+  ``(max - min) / (D - 1)`` over the ``D`` distinct scores (1 when all
+  scores are equal);
+- which of several assignments with the same kappa is returned depends on
+  the data only (deterministic; ties in the programme go to the lower
+  class).
 """
 
 from __future__ import annotations
@@ -320,8 +323,8 @@ def optimize_thresholds(
     - A class may end up empty (no score maps to it) when that gives a
       higher kappa, e.g. a grade absent from ``y_true``.  Cut points stay
       strictly increasing: several cut points in one gap are spread evenly
-      inside it; below the lowest (above the highest) score they sit half a
-      mean gap beyond it.
+      inside it; below the lowest (above the highest) score they are spread
+      over one mean gap beyond it (a single one sits half a mean gap away).
     - Constant scores carry no information: every row gets the class that
       holds the (weighted) median of ``y_true`` and kappa is 0.
     - ``y_true`` must hold at least two classes with positive weight;

@@ -708,3 +708,18 @@ def test_kappa_ci_iid_peak_memory_below_five_percent_of_input():
     extra, probe, size = map(int, proc.stdout.split())
     assert probe > 0.9 * 8 * 10_000_000  # the measurement sees a temporary of that size
     assert extra < 0.05 * size, (extra, size)
+
+
+def test_kappa_ci_many_classes_numbers_only_occupied_cells(rng):
+    from sklearn.metrics import cohen_kappa_score
+
+    k, n = 300, 3000  # K*K = 90,000 cells, most of them empty
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.7, t, rng.integers(0, k, n))
+    ref = cohen_kappa_score(t, p)
+    for kw in ({}, {"clusters": np.arange(n) // 2}, {"sample_weight": rng.choice([1., 2.], n)}):
+        res = fk.kappa_ci(t, p, n_resamples=200, seed=0, method="percentile", **kw)
+        sw = kw.get("sample_weight")
+        assert res.estimate == pytest.approx(cohen_kappa_score(t, p, sample_weight=sw)
+                                             if sw is not None else ref, rel=1e-12)
+        assert res.low < res.estimate < res.high

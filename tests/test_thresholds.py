@@ -257,6 +257,9 @@ def test_optimize_thresholds_empty_top_and_bottom_classes():
     # classes 0 and 3 empty: half a mean gap beyond the lowest / highest score
     np.testing.assert_allclose(cuts, [-0.5, 4.5, 9.5])
     assert np.array_equal(fk.apply_thresholds(s, cuts), t)
+    # two empty classes below: spread over one mean gap under the lowest score
+    cuts = fk.optimize_thresholds(t + 1, s, n_classes=4)
+    np.testing.assert_allclose(cuts, [-2 / 3, -1 / 3, 4.5])
 
 
 def test_optimize_thresholds_constant_scores():

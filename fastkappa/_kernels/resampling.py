@@ -28,6 +28,15 @@ Replicates are split into ``len(block_seeds)`` fixed blocks.  Each block
 reseeds NumPy's generator (numba keeps one per thread) at its start and
 draws all of its replicates inside one ``prange`` iteration, so the result
 does not depend on the number of threads or on which thread runs a block.
+The ``*_block`` functions hold one block's work; ``*_serial`` drivers run the
+same blocks in order on one thread and give identical results (cheaper than
+a parallel launch for small jobs).
+
+Building blocks for other statistics (e.g. a paired comparison of several
+models): :func:`_draw_multinomial` (one draw into a buffer),
+:func:`_multinomial_replicates` (replicate counts of any flat cell vector),
+:func:`_kappas_from_joint` (the M kappas of a joint table) and
+:func:`_jackknife_kappa_types` (leave-one-unit-out, all models at once).
 
 Kernels never raise: an undefined kappa (zero expected disagreement) is nan.
 """

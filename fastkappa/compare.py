@@ -1,0 +1,524 @@
+"""Paired comparison of several models' kappa on one test set."""
+
+from __future__ import annotations
+
+import html
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _asymptotic
+from ._validation import encode_pair
+from .bootstrap import (
+    _NORMAL,
+    _clip,
+    _kappa_ci_iv,
+    _z_and_p,
+    bootstrap_interval,
+    bootstrap_kappas,
+    encode_clusters,
+    full_kappas,
+    jackknife_kappas,
+    units_from_clusters,
+    units_from_counts,
+    units_from_rows,
+)
+from .results import KappaCI
+
+__all__ = ["Comparison", "PairDifference", "compare"]
+
+P_ADJUST = (None, "holm")
+
+
+@dataclass(frozen=True, eq=False)
+class PairDifference:
+    """``kappa[a] - kappa[b]`` on the same rows, with its interval and p-value.
+
+    ``p_value`` inverts the interval of the difference (the smallest level at
+    which it excludes 0); ``p_adjusted`` is the Holm-adjusted value when
+    ``p_adjust="holm"``, else equal to ``p_value``.
+    """
+
+    a: str
+    b: str
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float
+    standard_error: float = math.nan
+    distribution: np.ndarray = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return {k: _clean(getattr(self, k)) for k in (
+            "a", "b", "difference", "low", "high", "p_value", "p_adjusted", "standard_error")}
+
+
+def _clean(v):
+    v = v.item() if isinstance(v, np.generic) else v
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p(x: float) -> str:
+    if not math.isfinite(x):
+        return "nan"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Result of :func:`fastkappa.compare`.
+
+    Attributes
+    ----------
+    models : dict
+        Model name -> :class:`KappaCI`, every model on the same rows and resamples.
+    pairs : list of PairDifference
+        Every pair (``a`` before ``b`` in the order given), or every model
+        against ``reference`` (``difference = kappa[model] - kappa[reference]``).
+    reference : str or None
+    method : str
+    confidence_level : float
+    n_resamples : int
+    p_adjust : None or "holm"
+    weights : None, str or "custom"
+    n : int
+        Rows scored (the rows every model could be scored on).
+    classes : ndarray
+    """
+
+    models: dict[str, KappaCI]
+    pairs: list[PairDifference]
+    reference: str | None
+    method: str
+    confidence_level: float
+    n_resamples: int
+    p_adjust: str | None
+    weights: str | None
+    n: int
+    classes: np.ndarray = field(repr=False)
+
+    def pair(self, a: str, b: str) -> PairDifference:
+        """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
+        for pd_ in self.pairs:
+            if (pd_.a, pd_.b) == (a, b):
+                return pd_
+            if (pd_.a, pd_.b) == (b, a):
+                return PairDifference(a, b, -pd_.difference, -pd_.high, -pd_.low,
+                                      pd_.p_value, pd_.p_adjusted, pd_.standard_error,
+                                      None if pd_.distribution is None else -pd_.distribution)
+        raise KeyError((a, b))
+
+    def to_dict(self) -> dict:
+        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
+        return {
+            "method": self.method, "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples, "p_adjust": self.p_adjust,
+            "reference": self.reference, "weights": self.weights, "n": self.n,
+            "models": {k: v.to_dict() for k, v in self.models.items()},
+            "pairs": [p.to_dict() for p in self.pairs],
+        }
+
+    def to_dataframe(self, which: str = "pairs"):
+        """The pairs (default) or the models as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+                              ) from None
+        if which == "pairs":
+            return pd.DataFrame([{**p.to_dict(), "difference": p.difference, "low": p.low,
+                                  "high": p.high, "p_value": p.p_value,
+                                  "p_adjusted": p.p_adjusted} for p in self.pairs])
+        if which == "models":
+            return pd.DataFrame([{"model": k, "kappa": v.estimate, "low": v.low,
+                                  "high": v.high, "standard_error": v.standard_error}
+                                 for k, v in self.models.items()])
+        raise ValueError(f"`which` must be 'pairs' or 'models'; got {which!r}.")
+
+    def _tables(self) -> tuple[list[list[str]], list[list[str]]]:
+        models = [["model", "kappa", "low", "high"]]
+        for k, v in self.models.items():
+            models.append([k, _f(v.estimate), _f(v.low), _f(v.high)])
+        pv = "p (Holm)" if self.p_adjust == "holm" else "p"
+        pairs = [["a - b", "difference", "low", "high", pv]]
+        for p in self.pairs:
+            pairs.append([f"{p.a} - {p.b}", _f(p.difference), _f(p.low), _f(p.high),
+                          _p(p.p_adjusted)])
+        return models, pairs
+
+    def __str__(self) -> str:
+        def fmt(rows):
+            widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+            return ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
+                              for j, (c, w) in enumerate(zip(r, widths, strict=True)))
+                    for r in rows]
+
+        models, pairs = self._tables()
+        what = "kappa" if self.weights is None else f"{self.weights} kappa"
+        head = (f"{what} of {len(self.models)} models on {self.n} rows, "
+                f"{100 * self.confidence_level:g}% CI ({self.method}"
+                + (f", {self.n_resamples} paired resamples" if self.method != "asymptotic"
+                   else "") + ")")
+        return "\n".join([head, *fmt(models), "", *fmt(pairs)])
+
+    def __repr__(self) -> str:
+        return (f"Comparison(models={list(self.models)}, n_pairs={len(self.pairs)}, "
+                f"method={self.method!r}, reference={self.reference!r})")
+
+    def _repr_html_(self) -> str:
+        def table(rows):
+            head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+            body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r)
+                           + "</tr>" for r in rows[1:])
+            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+        models, pairs = self._tables()
+        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + table(models)
+                + table(pairs))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _p_from_position(q: float, b: int) -> float:
+    """Two-sided p from the position ``q`` of the null value in the replicates."""
+    q = min(max(q, 1.0 / b), 1.0 - 1.0 / b) if b > 1 else q
+    return float(min(1.0, 2.0 * min(q, 1.0 - q)))
+
+
+def _position(reps: np.ndarray, value: float) -> float:
+    below = np.count_nonzero(reps < value)
+    ties = np.count_nonzero(reps == value)
+    return (below + 0.5 * ties) / len(reps)
+
+
+def inverted_p_value(estimate: float, reps: np.ndarray, method: str, *,
+                     jackknife: np.ndarray | None = None,
+                     jackknife_counts: np.ndarray | None = None, null: float = 0.0) -> float:
+    """Smallest ``1 - confidence_level`` at which the interval excludes ``null``.
+
+    Ties count half.  With B replicates the smallest attainable p is about
+    2 / B.  A constant distribution equal to ``null`` gives 1.
+    """
+    b = len(reps)
+    if b == 0:
+        return math.nan
+    if reps.min() == reps.max():
+        return 1.0 if reps[0] == null else 2.0 / b
+    if method == "basic":
+        return _p_from_position(_position(reps, 2.0 * estimate - null), b)
+    q0 = _position(reps, null)
+    if method == "bca":
+        from .bootstrap import bca_acceleration
+
+        prop = _position(reps, estimate)
+        if 0.0 < prop < 1.0 and 0.0 < q0 < 1.0:
+            z0 = _NORMAL.inv_cdf(prop)
+            a = bca_acceleration(jackknife, jackknife_counts) if jackknife is not None else 0.0
+            v = _NORMAL.inv_cdf(q0) - z0
+            if 1.0 + a * v > 0:
+                z_alpha = v / (1.0 + a * v) - z0
+                tail = _NORMAL.cdf(z_alpha)
+                return _p_from_position(tail, b)
+    return _p_from_position(q0, b)
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment (monotone, capped at 1)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adj = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        val = p[i] * (m - rank) if math.isfinite(p[i]) else math.nan
+        running = max(running, val) if math.isfinite(val) else running
+        adj[i] = min(1.0, running) if math.isfinite(val) else math.nan
+    return adj
+
+
+def _joint_cells(t_idx: np.ndarray, p_idx: np.ndarray, k: int):
+    """Joint cell of each row over (y_true, model 1, ..., model M).
+
+    Returns ``(cells, cell_t, cell_p)``: a code per row in 0..J-1, and for
+    each joint cell its y_true class and (J, M) model classes.
+    """
+    n_models = p_idx.shape[0]
+    code = t_idx.astype(np.int64)
+    span = k
+    for m in range(n_models):
+        if span * k >= 2**62:
+            code = np.unique(code, return_inverse=True)[1].astype(np.int64)
+            span = int(code.max()) + 1
+        code = code * k + p_idx[m]
+        span *= k
+    _, first, cells = np.unique(code, return_index=True, return_inverse=True)
+    cell_t = t_idx[first].astype(np.int64)
+    cell_p = np.ascontiguousarray(p_idx[:, first].T.astype(np.int64))
+    return cells.astype(np.int64), cell_t, cell_p
+
+
+def _variances(units, wmat, m: int):
+    """(info, var, var0) of model ``m`` (iid FCE, or weighted / cluster-robust)."""
+    table = units.table(m)
+    info = _asymptotic.cell_influence(table, wmat)
+    if units.kind == "cells":
+        var, var0 = _asymptotic._fce_from_info(info, info.n)
+    else:
+        var, var0 = _asymptotic.robust_variances(
+            info, units.cell_t, units.cell_p[:, m], units.type_counts, units.type_ptr,
+            units.type_cell, units.type_val, units.n_rows)
+    return info, var, var0
+
+
+# --------------------------------------------------------------------------- public
+
+
+def compare(
+    y_true: ArrayLike,
+    predictions: Mapping[str, ArrayLike],
+    *,
+    weights: str | ArrayLike | None = None,
+    method: str = "bca",
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | np.random.SeedSequence | np.random.Generator | None = None,
+    clusters: ArrayLike | None = None,
+    reference: str | None = None,
+    p_adjust: str | None = None,
+    labels: ArrayLike | None = None,
+    n_classes: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
+    thresholds: ArrayLike | None = None,
+) -> Comparison:
+    """Compare several models' kappa on the same rows: "is model B really better?".
+
+    Every model is scored on the same bootstrap resamples (paired), so the
+    interval of a difference reflects that the models share the test set.
+    One set of resampled units feeds all models: the joint cells of
+    ``y_true`` and every model's class (a multinomial over the joint cells,
+    exact, when there are few), or row indices when almost every row is its
+    own joint cell; whole clusters with ``clusters``.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Reference labels.
+    predictions : mapping of str to array_like
+        At least two models: name -> predictions (labels, (n, K) scores, or
+        1-D scores with ``thresholds``).
+    weights : None, 'linear', 'quadratic' or (K, K) array
+        Disagreement weights.
+    method : {'bca', 'percentile', 'basic', 'asymptotic'}, default 'bca'
+        Interval method for every model and every difference.
+        ``'asymptotic'`` uses the Fleiss–Cohen–Everitt SE per model and the
+        paired influence functions ``IF_a - IF_b`` for differences, with
+        normal-theory p-values.
+    confidence_level : float, default 0.95
+    n_resamples : int, default 10_000
+    seed : None, int, SeedSequence or Generator
+        The same seed gives the same result whatever the number of threads.
+    clusters : array_like of shape (n,), optional
+        Cluster ids (e.g. patients); whole clusters are resampled.
+    reference : str, optional
+        Compare every model with this one only (``difference = kappa[model] -
+        kappa[reference]``); by default every pair is compared.
+    p_adjust : None or 'holm'
+        Holm's adjustment over the pairs reported in ``p_adjusted``.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`. Without ``labels`` or
+        ``n_classes`` the classes are the union of ``y_true`` and every
+        model's labels. A row dropped for one model (missing, ignored) is
+        dropped for all, so every model is scored on the same rows.
+
+    Returns
+    -------
+    Comparison
+
+    Warns
+    -----
+    UserWarning
+        With ``p_adjust='holm'`` when ``n_resamples`` is too small for any
+        adjusted p-value to reach 0.05 (the smallest bootstrap p is about
+        2 / B, so B must be at least 2 m / 0.05 for m pairs).
+
+    Examples
+    --------
+    >>> import numpy as np, fastkappa as fk
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 5, 2000)
+    >>> good = np.clip(y + rng.integers(-1, 2, 2000), 0, 4)
+    >>> poor = np.clip(y + rng.integers(-2, 3, 2000), 0, 4)
+    >>> res = fk.compare(y, {"good": good, "poor": poor}, weights="quadratic",
+    ...                  n_resamples=2000, seed=0)
+    >>> pair = res.pair("good", "poor")
+    >>> bool(pair.difference > 0 and pair.low > 0 and pair.p_value < 0.01)
+    True
+    """
+    method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    if not isinstance(predictions, Mapping):
+        raise ValueError("`predictions` must be a dict of model name -> predictions, e.g. "
+                         "{'model_a': y_a, 'model_b': y_b}.")
+    names = list(predictions)
+    if len(names) < 2:
+        raise ValueError(f"compare() needs at least two models; got {len(names)}. Use "
+                         "fastkappa.kappa_ci for one model.")
+    if any(not isinstance(nm, str) for nm in names):
+        raise ValueError("model names (the keys of `predictions`) must be strings.")
+    if reference is not None and reference not in predictions:
+        raise ValueError(f"`reference` {reference!r} is not one of the models {names}.")
+    if p_adjust not in P_ADJUST:
+        raise ValueError(f"`p_adjust` must be None or 'holm'; got {p_adjust!r}.")
+
+    def encode(lab, ncls):
+        return [encode_pair(y_true, predictions[nm], labels=lab, n_classes=ncls,
+                            sample_weight=sample_weight, ignore_index=ignore_index,
+                            nan_policy=nan_policy, thresholds=thresholds, weights=weights,
+                            names=("y_true", f"predictions[{nm!r}]")) for nm in names]
+
+    encs = encode(labels, n_classes)
+    for enc in encs:
+        enc.counts()  # validates every model's values (bad values, missing values)
+    if labels is None and n_classes is None:
+        sets = [list(e.classes) for e in encs]
+        if any(s != sets[0] for s in sets[1:]):
+            union = sorted(set().union(*map(set, sets)))
+            encs = encode(np.asarray(union, dtype=encs[0].classes.dtype), None)
+            for enc in encs:
+                enc.counts()
+    k = encs[0].n_classes
+    wmat = encs[0].weights
+    n_input = encs[0].n_input
+    t_slots = encs[0]._slots(encs[0].t)
+    p_slots = np.stack([e._slots(e.p) for e in encs])
+    keep_mask = (t_slots < k) & np.all(p_slots < k, axis=0)
+    keep = None if keep_mask.all() else keep_mask
+    if not keep_mask.any():
+        raise ValueError("no row can be scored for every model (each row is missing or "
+                         "ignored for at least one model).")
+    t_idx = t_slots[keep_mask] if keep is not None else t_slots
+    p_idx = p_slots[:, keep_mask] if keep is not None else p_slots
+    sw = encs[0].sample_weight
+    if sw is not None and keep is not None:
+        sw = sw[keep_mask]
+    uniform = sw is None or float(sw.min()) == float(sw.max())
+    # joint cells in a canonical model order (by name), so the resamples, and so every
+    # interval, do not depend on the order the models are given in
+    canon = sorted(range(len(names)), key=lambda i: names[i])
+    cells, cell_t, cell_p_canon = _joint_cells(t_idx, p_idx[canon], k)
+    cell_p = np.empty_like(cell_p_canon)
+    cell_p[:, canon] = cell_p_canon
+    if clusters is not None:
+        codes, n_clusters = encode_clusters(clusters, n_input, keep)
+        units = units_from_clusters(cells, None if uniform else sw, codes, n_clusters,
+                                    cell_t, cell_p, k)
+    elif uniform:
+        counts = np.bincount(cells, minlength=len(cell_t))
+        units = units_from_counts(counts, cell_t, cell_p, n_classes=k)
+    else:
+        units = units_from_rows(cells, sw, cell_t, cell_p, k)
+
+    estimates, joint = full_kappas(units, wmat)
+    n_models = len(names)
+    infos, ses, se0s = [], [], []
+    for m in range(n_models):
+        info, var, var0 = _variances(units, wmat, m)
+        infos.append(info)
+        ses.append(math.sqrt(max(var, 0.0)))
+        se0s.append(math.sqrt(max(var0, 0.0)))
+
+    if reference is None:
+        pair_idx = [(a, b) for a in range(n_models) for b in range(a + 1, n_models)]
+    else:
+        r = names.index(reference)
+        pair_idx = [(a, r) for a in range(n_models) if a != r]
+
+    reps = jack = None
+    if method != "asymptotic":
+        reps = bootstrap_kappas(units, wmat, n_resamples, seq)
+        if method == "bca":
+            jack = jackknife_kappas(units, wmat, joint)
+    counts_t = units.type_counts
+
+    models: dict[str, KappaCI] = {}
+    z_crit = _NORMAL.inv_cdf(0.5 + cl / 2.0)
+    for m, nm in enumerate(names):
+        est = float(estimates[m])
+        z, p_value = _z_and_p(est, se0s[m])
+        if method == "asymptotic":
+            half = z_crit * ses[m]
+            models[nm] = KappaCI(
+                estimate=est, low=_clip(est - half, (-1.0, 1.0)),
+                high=_clip(est + half, (-1.0, 1.0)), standard_error=ses[m], method=method,
+                confidence_level=cl, n_resamples=0, distribution=np.empty(0), n_undefined=0,
+                standard_error_null=se0s[m], z=z, p_value=p_value)
+            continue
+        col = reps[:, m]
+        finite = col[np.isfinite(col)]
+        low, high, used = bootstrap_interval(
+            est, finite, method, cl, jackknife=None if jack is None else jack[:, m],
+            jackknife_counts=counts_t, what=f"kappa of model {nm!r}", stacklevel=2)
+        models[nm] = KappaCI(
+            estimate=est, low=low, high=high,
+            standard_error=float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan,
+            method=used, confidence_level=cl, n_resamples=n_resamples, distribution=finite,
+            n_undefined=n_resamples - len(finite), standard_error_null=se0s[m], z=z,
+            p_value=p_value)
+
+    raw = []
+    for a, b in pair_idx:
+        diff = float(estimates[a] - estimates[b])
+        what = f"kappa[{names[a]!r}] - kappa[{names[b]!r}]"
+        if method == "asymptotic":
+            values = (infos[a].influence[cell_t, cell_p[:, a]]
+                      - infos[b].influence[cell_t, cell_p[:, b]])
+            se = math.sqrt(max(_asymptotic.types_variance(
+                values, units.type_counts, units.type_ptr, units.type_cell, units.type_val),
+                0.0))
+            half = z_crit * se
+            p = math.erfc(abs(diff) / se / math.sqrt(2.0)) if se > 0 else (
+                1.0 if diff == 0 else 0.0)
+            raw.append((a, b, diff, diff - half, diff + half, p, se, None))
+            continue
+        d = reps[:, a] - reps[:, b]
+        d = d[np.isfinite(d)]
+        jd = None if jack is None else jack[:, a] - jack[:, b]
+        if len(d) and d.min() == d.max() == diff:
+            low = high = diff  # identical predictions on every resample: nothing varies
+        else:
+            low, high, _ = bootstrap_interval(diff, d, method, cl, jackknife=jd,
+                                              jackknife_counts=counts_t, what=what,
+                                              bounds=(-2.0, 2.0), stacklevel=2)
+        p = inverted_p_value(diff, d, method, jackknife=jd, jackknife_counts=counts_t)
+        se = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
+        raw.append((a, b, diff, low, high, p, se, d))
+
+    p_values = np.array([r[5] for r in raw])
+    adjusted = holm(p_values) if p_adjust == "holm" else p_values
+    if p_adjust == "holm" and method != "asymptotic":
+        m_pairs = len(raw)
+        if n_resamples < 2 * m_pairs / 0.05:
+            warnings.warn(
+                f"with n_resamples={n_resamples} the smallest bootstrap p-value is about "
+                f"2/{n_resamples}, so Holm's adjustment over {m_pairs} pairs cannot reach "
+                f"0.05; use n_resamples >= {math.ceil(2 * m_pairs / 0.05)}.",
+                UserWarning, stacklevel=2)
+    pairs = [PairDifference(names[a], names[b], diff, low, high, float(p), float(pa), se, d)
+             for (a, b, diff, low, high, p, se, d), pa in zip(raw, adjusted, strict=True)]
+    spec = weights if (weights is None or isinstance(weights, str)) else "custom"
+    return Comparison(models=models, pairs=pairs, reference=reference, method=method,
+                      confidence_level=cl, n_resamples=0 if method == "asymptotic"
+                      else n_resamples, p_adjust=p_adjust, weights=spec, n=len(t_idx),
+                      classes=encs[0].classes)
