@@ -29,7 +29,7 @@ LUT_RANGE_MAX = 1 << 22
 MAX_CLASSES = 4096
 
 
-def n_chunks_for(n: int, *, weighted: bool = False) -> int:
+def n_chunks_for(n: int) -> int:
     """Fixed number of blocks for ``n`` rows: depends on n only, never on threads."""
     if n < PARALLEL_MIN_ROWS:
         return 1
@@ -40,6 +40,25 @@ def _kernels():
     from ._kernels import counting
 
     return counting
+
+
+def chunked(name: str, n: int, *args):
+    """Run counting kernel ``name`` over ``n`` rows: its serial twin below the
+    parallel threshold, else the parallel kernel with ``n_chunks_for(n)`` blocks.
+
+    Both return per-chunk partials with a leading chunk axis.
+    """
+    kern = _kernels()
+    n_chunks = n_chunks_for(n)
+    if n_chunks == 1:
+        return getattr(kern, name + "_serial")(*args)
+    return getattr(kern, name)(*args, n_chunks)
+
+
+def minmax(a: np.ndarray) -> tuple[int, int]:
+    """(min, max) of a non-empty integer array, in one vectorised pass."""
+    parts = chunked("_minmax", len(a), a)
+    return int(parts[:, 0].min()), int(parts[:, 1].max())
 
 
 # --------------------------------------------------------------------------- sides
@@ -150,23 +169,16 @@ class EncodedPair:
             return
         k = self.n_classes
         s = k + 3
-        kern = _kernels()
         t, p = self.t, self.p
         n = self.n_input
         if self.sample_weight is None:
-            if n < PARALLEL_MIN_ROWS:
-                flat = kern._accumulate_confusion_serial(
-                    t.values, t.off, t.lut, p.values, p.off, p.lut, s)
-            else:
-                flat = kern._accumulate_confusion(
-                    t.values, t.off, t.lut, p.values, p.off, p.lut, s,
-                    n_chunks_for(n)).sum(axis=0)
-            table = flat.reshape(s, s)
+            flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
+                           p.off, p.lut, s)
+            table = flat.sum(axis=0).reshape(s, s)
             wtable = None
         else:
-            wflat, flat = kern._accumulate_confusion_weighted(
-                t.values, t.off, t.lut, p.values, p.off, p.lut, self.sample_weight, s,
-                n_chunks_for(n, weighted=True))
+            wflat, flat = chunked("_accumulate_confusion_weighted", n, t.values, t.off, t.lut,
+                                  p.values, p.off, p.lut, self.sample_weight, s)
             # partial sums added in a fixed order: independent of the thread count
             wtable = wflat.sum(axis=0).reshape(s, s)
             table = flat.sum(axis=0).reshape(s, s)
@@ -406,7 +418,7 @@ def _int_observed(values: list[np.ndarray], ignore_index) -> np.ndarray:
     lo = hi = None
     for v in values:
         if len(v):
-            a, b = kern._minmax(v, n_chunks_for(len(v)))
+            a, b = minmax(v)
             lo = a if lo is None else min(lo, a)
             hi = b if hi is None else max(hi, b)
     if lo is None:
@@ -669,9 +681,8 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     elif declared is None:
         classes = None
         if isinstance(tcol, IntColumn) and isinstance(pcol, IntColumn):
-            kern = _kernels()
-            lo_t, hi_t = kern._minmax(tcol.values, n_chunks_for(n))
-            lo_p, hi_p = kern._minmax(pcol.values, n_chunks_for(n))
+            lo_t, hi_t = minmax(tcol.values)
+            lo_p, hi_p = minmax(pcol.values)
             lo, hi = min(lo_t, lo_p), max(hi_t, hi_p)
             if hi - lo < DIRECT_RANGE_MAX:
                 # count over the whole value range, then keep the observed classes

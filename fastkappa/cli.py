@@ -747,7 +747,11 @@ def _cmd_compare(args) -> Output:
               "p_adjusted": getattr(pr, "p_adjusted", None),
               "method": args.method, "confidence_level": args.confidence_level}
              for pr in comp.pairs]
-    lines = [f"{src.name}: {n:,} rows, reference {args.true!r}"]
+    what = {"none": "unweighted", "linear": "linear-weighted",
+            "quadratic": "quadratic-weighted (QWK)"}[args.weights]
+    lines = [f"{src.name}: {n:,} rows; {what} kappa against {args.true!r}, "
+             f"{_METHOD_NAMES[args.method]} intervals"
+             + (f", clusters {args.clusters!r}" if args.clusters else "")]
     width = max(len(m) for m in comp.models)
     for name, res in comp.models.items():
         lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
-from ._validation import LUT_RANGE_MAX, _int_lut, encode_pair, n_chunks_for
+from ._validation import LUT_RANGE_MAX, _int_lut, chunked, encode_pair, minmax, n_chunks_for
 from .exceptions import UndefinedKappaWarning
 
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
@@ -159,7 +159,7 @@ def _encode_groups(groups, n: int):
         from ._kernels import counting
 
         v = col.values
-        lo, hi = counting._minmax(v, n_chunks_for(n))
+        lo, hi = minmax(v)
         if hi - lo < LUT_RANGE_MAX:
             present = counting._histogram(v, lo, hi - lo + 1) > 0
             keys = np.flatnonzero(present).astype(np.int64) + lo
@@ -257,7 +257,7 @@ def kappa_by_group(
     >>> import fastkappa as fk
     >>> res = fk.kappa_by_group([0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 2, 2], ["a"] * 3 + ["b"] * 3)
     >>> res.kappa
-    array([1.  , 0.5])
+    array([1. , 0.5])
     >>> res["b"].kappa
     0.5
     """
@@ -272,20 +272,19 @@ def kappa_by_group(
     g = len(keys)
     k = enc.n_classes
     s = k + 3
-    from ._kernels import counting
 
-    # keep the per-chunk stacks small: many groups means fewer chunks
-    n_chunks = max(1, min(n_chunks_for(n), (1 << 23) // ((g + 1) * s * s)))
     t, p = enc.t, enc.p
+    # many groups: fewer rows per chunk would not pay for their (G + 1) * s * s partials
+    rows = n if (g + 1) * s * s * n_chunks_for(n) <= (1 << 23) else 0
     if enc.sample_weight is None:
-        flat = counting._accumulate_group_confusion(
-            gv, goff, glut, t.values, t.off, t.lut, p.values, p.off, p.lut, s, g, n_chunks)
+        flat = chunked("_accumulate_group_confusion", rows, gv, goff, glut, t.values, t.off,
+                       t.lut, p.values, p.off, p.lut, s, g)
         counts = flat.sum(axis=0).reshape(g + 1, s, s)
         wsum = None
     else:
-        wflat, flat = counting._accumulate_group_confusion_weighted(
-            gv, goff, glut, t.values, t.off, t.lut, p.values, p.off, p.lut,
-            enc.sample_weight, s, g, n_chunks)
+        wflat, flat = chunked("_accumulate_group_confusion_weighted", rows, gv, goff, glut,
+                              t.values, t.off, t.lut, p.values, p.off, p.lut,
+                              enc.sample_weight, s, g)
         counts = flat.sum(axis=0).reshape(g + 1, s, s)
         wsum = wflat.sum(axis=0).reshape(g + 1, s, s)
     provisional = enc.compressible

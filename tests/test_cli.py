@@ -362,6 +362,12 @@ def test_main_demo(capsys):
             cohen_kappa_score(d["y_true"], d[m], weights="quadratic"), rel=1e-12)
         assert res["models"][m]["low"] < res["models"][m]["estimate"] < res["models"][m]["high"]
     assert res["best_model"] == "model_a"
+    diffs = {(pr["a"], pr["b"]): pr for pr in res["comparison"]}
+    assert len(diffs) == 3
+    ab = diffs[("model_a", "model_b")]
+    assert ab["difference"] == pytest.approx(
+        res["models"]["model_a"]["estimate"] - res["models"]["model_b"]["estimate"], rel=1e-9)
+    assert ab["low"] < ab["difference"] < ab["high"] and ab["p_adjusted"] >= ab["p_value"]
     np.testing.assert_array_equal(res["confusion"], fk.confusion_matrix(d["y_true"],
                                                                         d["model_a"]))
     assert res["published_table"]["estimate"] == pytest.approx(3 / 7, rel=1e-12)
@@ -375,7 +381,7 @@ def test_main_demo(capsys):
 def test_main_demo_figures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     folder = tmp_path / "figs"
-    res = run_json(["demo", "--n-resamples", "100", "--figures", str(folder)], capsys)
+    res = run_json(["demo", "--n-resamples", "200", "--figures", str(folder)], capsys)
     assert len(res["figures"]) >= 4
     for path in res["figures"]:
         with open(path, "rb") as f:
@@ -403,7 +409,7 @@ def _python(args, **kw):
 
 def _subcommand_cases(files):
     return [
-        ["demo", "--n-resamples", "100"],
+        ["demo", "--n-resamples", "200"],
         ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
          "quadratic", "--ci", "bca", "--n-resamples", "200", "--by", "site"],
         ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b",
@@ -437,7 +443,7 @@ def test_subprocess_every_subcommand(files):
         assert proc.returncode == 0, proc.stderr.decode()
         _check_output(proc.stdout.decode(), fmt)
         assert proc.stderr == b""  # no progress bar when stderr is not a terminal
-    proc = subprocess.run(["fastkappa", "demo", "--n-resamples", "50", "--format", "json"],
+    proc = subprocess.run(["fastkappa", "demo", "--n-resamples", "200", "--format", "json"],
                           capture_output=True, timeout=300)  # the console script
     assert proc.returncode == 0 and json.loads(proc.stdout)["best_model"] == "model_a"
 

@@ -57,8 +57,8 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, n_chunks):
 
 @jit()
 def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s):
-    out = np.zeros(s * s, dtype=np.int64)
-    _count_block(t, t_off, t_lut, p, p_off, p_lut, s, 0, t.shape[0], out)
+    out = np.zeros((1, s * s), dtype=np.int64)
+    _count_block(t, t_off, t_lut, p, p_off, p_lut, s, 0, t.shape[0], out[0])
     return out
 
 
@@ -217,7 +217,7 @@ def _minmax_block(a):
 
 @jit(parallel=True)
 def _minmax(a, n_chunks):
-    """(min, max) of a non-empty integer array, as int64, over ``n_chunks`` blocks."""
+    """Per-chunk (min, max) of a non-empty integer array, as int64: ``(n_chunks, 2)``."""
     n = a.shape[0]
     out = np.empty((n_chunks, 2), dtype=np.int64)
     step = (n + n_chunks - 1) // n_chunks
@@ -227,7 +227,7 @@ def _minmax(a, n_chunks):
         r = _minmax_block(a[lo:hi])
         out[c, 0] = r[0]
         out[c, 1] = r[1]
-    return out[:, 0].min(), out[:, 1].max()
+    return out
 
 
 @jit()
@@ -304,4 +304,56 @@ def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_
         hi = min(n, lo + step)
         _count_groups_block_weighted(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi],
                                      p_off, p_lut, w[lo:hi], s, out[c], cnt[c])
+    return out, cnt
+
+
+# --------------------------------------------------------------------------- serial twins
+# Below the parallel threshold a prange region costs more than it saves (and waits
+# for busy cores), so every parallel kernel has a serial twin with the same output
+# shape, as one chunk. The wrapper picks one with ``_validation.chunked``.
+
+
+@jit()
+def _minmax_serial(a):
+    out = np.empty((1, 2), dtype=np.int64)
+    r = _minmax_block(a)
+    out[0, 0] = r[0]
+    out[0, 1] = r[1]
+    return out
+
+
+@jit()
+def _accumulate_quadratic_sums_serial(a, b, wide):
+    out = np.zeros((1, 7), dtype=np.int64)
+    r = _quadratic_sums(a, b, wide)
+    for j in range(7):
+        out[0, j] = r[j]
+    return out
+
+
+@jit()
+def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s):
+    out = np.zeros((1, s * s), dtype=np.float64)
+    cnt = np.zeros((1, s * s), dtype=np.int64)
+    _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, 0, t.shape[0], out[0],
+                          cnt[0])
+    return out, cnt
+
+
+@jit()
+def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
+                                       n_groups):
+    out = np.zeros((1, (n_groups + 1) * s * s), dtype=np.int64)
+    _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, out[0])
+    return out
+
+
+@jit()
+def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off,
+                                                p_lut, w, s, n_groups):
+    size = (n_groups + 1) * s * s
+    out = np.zeros((1, size), dtype=np.float64)
+    cnt = np.zeros((1, size), dtype=np.int64)
+    _count_groups_block_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, w, s,
+                                 out[0], cnt[0])
     return out, cnt
