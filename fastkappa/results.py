@@ -31,6 +31,17 @@ def _fmt(x: float, digits: int = 2) -> str:
     return "nan" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
+def _digits(*values: float, least: int = 2, most: int = 4) -> int:
+    """Fewest decimals (from ``least`` to ``most``) that tell distinct values apart."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    for d in range(least, most + 1):
+        shown = [_fmt(v, d) for v in finite]
+        if all((shown[i] != shown[j]) or (finite[i] == finite[j])
+               for i in range(len(finite)) for j in range(i + 1, len(finite))):
+            return d
+    return most
+
+
 def _level(confidence_level: float) -> str:
     return f"{100 * confidence_level:.10g}%"
 
@@ -88,8 +99,9 @@ class KappaCI:
 
     def __str__(self) -> str:
         label = _METHOD_LABELS.get(self.method, self.method)
-        return (f"kappa = {_fmt(self.estimate)} ({_level(self.confidence_level)} CI "
-                f"{_fmt(self.low)} to {_fmt(self.high)}, {label})")
+        d = _digits(self.estimate, self.low, self.high)
+        return (f"kappa = {_fmt(self.estimate, d)} ({_level(self.confidence_level)} CI "
+                f"{_fmt(self.low, d)} to {_fmt(self.high, d)}, {label})")
 
     def __repr__(self) -> str:
         dist = self.distribution
