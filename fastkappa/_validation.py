@@ -9,7 +9,6 @@ input) or, for row-level work such as cluster resampling, dense class indices.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,7 +71,6 @@ class _Side:
     off: int
     lut: np.ndarray  # int32; slots 0..K-1 classes, K invalid, K+1 ignored, K+2 missing
     source: object  # the column it came from, for error messages
-    missing_value: int | None = None  # sentinel standing for NaN in float input
 
 
 def _py(v):
@@ -727,7 +725,3 @@ def contiguous_int_classes(enc: EncodedPair) -> int | None:
     if c[-1] - c[0] == len(c) - 1 and np.all(np.diff(c) == 1):
         return int(c[0])
     return None
-
-
-def finite_or_nan(x: float) -> float:
-    return x if math.isfinite(x) else float("nan")

@@ -2,10 +2,17 @@
 
 Subcommands::
 
-    fastkappa demo                       score the shipped retinopathy set
+    fastkappa demo [--figures DIR]       score the shipped retinopathy set, save figures
     fastkappa score FILE --true C --pred C [--weights W] [--ci METHOD] [--by C] ...
     fastkappa compare FILE --true C --pred C1 C2 ... [--reference C1]
     fastkappa thresholds FILE --true C --score C [--cv K]
+
+``score``, ``compare`` and ``thresholds`` take ``--plot PATH`` (``.png``,
+``.svg`` or ``.pdf``) to save a figure as well; ``demo`` saves its figures in
+a folder (``fastkappa-demo-figures`` unless ``--figures DIR`` names another)
+and names it in its output. Figures need matplotlib (``pip install
+fastkappa[plot]``); they are drawn on a bare ``matplotlib.figure.Figure``, so
+no pyplot state or window is involved.
 
 FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
 standard input either way) or Parquet. ``score`` streams the file in record
@@ -23,9 +30,11 @@ import argparse
 import contextlib
 import csv
 import functools
+import importlib
 import io
 import json
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -48,6 +57,16 @@ from ._validation import PARALLEL_MIN_ROWS
 FORMATS = ("text", "json", "csv")
 WEIGHTS = ("none", "linear", "quadratic")
 METHODS = ("bca", "percentile", "basic", "asymptotic")
+
+#: file formats ``--plot`` writes (told by the file name's suffix)
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+#: where ``fastkappa demo`` saves its figures unless ``--figures DIR`` is given
+DEMO_FIGURES = "fastkappa-demo-figures"
+#: resolution of the PNG figures (small files that stay sharp on a screen)
+FIGURE_DPI = 110
+#: above this many groups ``score --by --plot`` leaves the forest plot out
+MAX_PLOTTED_GROUPS = 60
+_PLOT_INSTALL = "pip install fastkappa[plot]"
 
 
 class UsageError(Exception):
@@ -148,8 +167,11 @@ def make_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-resamples", type=_positive_int, default=2000, metavar="B",
                       help="bootstrap replicates (default: 2000)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    demo.add_argument("--figures", metavar="DIR",
-                      help="also save the figures (PNG) in this folder (needs matplotlib)")
+    figs = demo.add_mutually_exclusive_group()
+    figs.add_argument("--figures", metavar="DIR",
+                      help=f"folder for the figures (PNG; default: {DEMO_FIGURES} in the "
+                           "current folder; created if missing; needs matplotlib)")
+    figs.add_argument("--no-figures", action="store_true", help="save no figures")
     demo.set_defaults(func=_cmd_demo)
 
     score = sub.add_parser(
@@ -164,6 +186,9 @@ def make_parser() -> argparse.ArgumentParser:
     score.add_argument("--clusters", metavar="COL",
                        help="cluster column (e.g. patient id) for the interval")
     score.add_argument("--by", metavar="COL", help="also score each group of this column")
+    score.add_argument("--plot", metavar="PATH",
+                       help="also save a figure (.png, .svg or .pdf): the confusion matrix, "
+                            "the bootstrap distribution with --ci, the groups with --by")
     score.set_defaults(func=_cmd_score)
 
     compare = sub.add_parser(
@@ -182,6 +207,9 @@ def make_parser() -> argparse.ArgumentParser:
     compare.add_argument("--clusters", metavar="COL", help="cluster column for resampling")
     compare.add_argument("--p-adjust", choices=("none", "holm"), default="none",
                          help="multiplicity adjustment of the paired p-values")
+    compare.add_argument("--plot", metavar="PATH",
+                         help="also save a figure (.png, .svg or .pdf): each model's kappa "
+                              "and each paired difference with its interval")
     compare.set_defaults(func=_cmd_compare)
 
     thresholds = sub.add_parser(
@@ -195,6 +223,9 @@ def make_parser() -> argparse.ArgumentParser:
     thresholds.add_argument("--cv", type=_positive_int, metavar="K",
                             help="also report the K-fold out-of-fold kappa")
     thresholds.add_argument("--seed", type=int, default=None, help="random seed for the folds")
+    thresholds.add_argument("--plot", metavar="PATH",
+                            help="also save a figure (.png, .svg or .pdf): kappa as each cut "
+                                 "point moves")
     thresholds.set_defaults(func=_cmd_thresholds)
     return parser
 
@@ -365,6 +396,139 @@ def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | Non
     for name, row in zip(rows, cells, strict=True):
         lines.append(name.ljust(lead) + "  " + " ".join(c.rjust(width) for c in row))
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _has_matplotlib() -> bool:
+    try:  # the package first: a loaded submodule would hide a blocked package
+        importlib.import_module("matplotlib")
+        importlib.import_module("matplotlib.figure")
+    except ImportError:
+        return False
+    return True
+
+
+def _check_plot_path(path: str) -> str:
+    """Check ``--plot PATH`` before any data is read; a UsageError says what is wrong."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in PLOT_SUFFIXES:
+        got = repr(suffix) if suffix else "no suffix"
+        raise UsageError(
+            f"--plot {path!r}: the file name must end in .png, .svg or .pdf (it sets the "
+            f"figure's format); got {got}.")
+    if os.path.isdir(path):
+        raise UsageError(f"--plot {path!r} is a folder; give a file name such as "
+                         f"{os.path.join(path, 'kappa' + suffix)!r}.")
+    folder = os.path.dirname(os.path.abspath(path))
+    shown = os.path.dirname(path) or os.curdir
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot {path!r}: the folder {shown!r} does not exist; create it "
+                         "first or choose another path.")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--plot {path!r}: the folder {shown!r} is not writable.")
+    if not _has_matplotlib():
+        raise UsageError(f"--plot needs matplotlib, which is not installed; install it "
+                         f"with: {_PLOT_INSTALL}")
+    return path
+
+
+def _figure(heights: Sequence[float], width: float = 8.0,
+            widths: Sequence[float | None] | None = None):
+    """A bare matplotlib Figure (no pyplot) with one Axes per height, stacked.
+
+    Consecutive full-width panels share one grid, so their Axes line up; a
+    panel given a width (``widths[i]`` inches, e.g. a square heatmap with its
+    colorbar) gets a subfigure of its own, so it does not stretch to the
+    width of the others.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, float(sum(heights))), layout="constrained")
+    widths = list(widths) if widths else [None] * len(heights)
+    if all(w is None for w in widths):
+        axes = fig.subplots(len(heights), 1, height_ratios=list(heights), squeeze=False)
+        return fig, list(axes[:, 0])
+    blocks: list[list[int]] = []  # a narrow panel alone; full-width runs together
+    for i, w in enumerate(widths):
+        if w is None and blocks and widths[blocks[-1][-1]] is None:
+            blocks[-1].append(i)
+        else:
+            blocks.append([i])
+    parts = fig.subfigures(len(blocks), 1, squeeze=False,
+                           height_ratios=[sum(heights[i] for i in b) for b in blocks])[:, 0]
+    axes = []
+    for part, block in zip(parts, blocks, strict=True):
+        w = widths[block[0]]
+        if w is not None:
+            if w < width:
+                part = part.subfigures(1, 2, width_ratios=[w, width - w])[0]
+            axes.append(part.subplots())
+        else:
+            sub = part.subplots(len(block), 1, squeeze=False,
+                                height_ratios=[heights[i] for i in block])
+            axes.extend(sub[:, 0])
+    return fig, axes
+
+
+def _save_figure(fig, path: str) -> str:
+    try:
+        fig.savefig(path, dpi=FIGURE_DPI, bbox_inches="tight")
+    except OSError as e:
+        raise DataError(f"cannot write the figure {path!r}: {e.strerror or e}.") from None
+    return path
+
+
+def _score_figure(confusion: np.ndarray, labels: Sequence, weights, names: tuple[str, str],
+                  ci=None, by=None):
+    """Confusion heatmap; below it the bootstrap distribution (``ci``), the groups (``by``)."""
+    import fastkappa.plot as fkplot
+
+    k = len(labels)
+    side = min(8.0, 2.8 + 0.5 * k)  # the heatmap's panel: square, plus the colorbar
+    heights, widths = [side], [side + 1.6]
+    if ci is not None:
+        heights.append(3.4)
+        widths.append(None)
+    if by is not None:
+        heights.append(1.6 + 0.36 * (len(by) + 1))
+        widths.append(None)
+    fig, axes = _figure(heights, width=max(8.0, side + 1.6), widths=widths)
+    fkplot.confusion_matrix(confusion=confusion, labels=list(labels), weights=weights,
+                            names=names, ax=axes[0])
+    if ci is not None:
+        fkplot.bootstrap_distribution(ci, ax=axes[1])
+    if by is not None:
+        fkplot.forest(by, ax=axes[-1])
+    return fig
+
+
+def _comparison_figure(comp):
+    """Each model's kappa (forest plot) above the paired differences."""
+    import fastkappa.plot as fkplot
+
+    fig, (top, bottom) = _figure([1.6 + 0.36 * len(comp.models),
+                                  1.6 + 0.36 * len(comp.pairs)])
+    fkplot.forest(comp, ax=top)
+    fkplot.differences(comp, ax=bottom)
+    return fig
+
+
+def _thresholds_figure(opt):
+    import fastkappa.plot as fkplot
+
+    fig, (ax,) = _figure([4.2], width=7.5)
+    fkplot.threshold_curve(opt, ax=ax)
+    return fig
+
+
+def _add_plot(out: Output, path: str, fig) -> Output:
+    """Save ``fig`` at ``path`` and say so in the output."""
+    _save_figure(fig, path)
+    out.data["plot"] = path
+    out.text = out.text.rstrip("\n") + f"\nfigure: {path}"
+    return out
 
 
 # --------------------------------------------------------------------------- reading
@@ -574,6 +738,7 @@ def _cmd_score(args) -> Output:
     import fastkappa as fk
 
     weights = _weights(args)
+    plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
     needed = _unique([args.true, args.pred, args.clusters, args.by])
     try:
@@ -624,7 +789,38 @@ def _cmd_score(args) -> Output:
                     confidence_level=args.confidence_level, n_resamples=args.n_resamples,
                     seed=args.seed)
         group_results.append((key, g.n_rows, gk, gci))
-    return _score_output(args, src, acc, kappa, ci, group_results)
+    out = _score_output(args, src, acc, kappa, ci, group_results)
+    if plot is None:
+        return out
+    by = None
+    if args.by and len(group_results) <= MAX_PLOTTED_GROUPS:
+        by = _by_group_result(args, acc, kappa, groups, group_results)
+    elif args.by:
+        out.text += (f"\n(the figure leaves out the {len(group_results):,} groups of "
+                     f"{args.by!r}: a forest plot shows at most {MAX_PLOTTED_GROUPS})")
+    fig = _score_figure(acc.confusion, labels.tolist(), weights, (args.true, args.pred),
+                        ci=ci, by=by)
+    return _add_plot(out, plot, fig)
+
+
+def _by_group_result(args, acc, kappa, groups, group_results):
+    """The groups of ``score --by`` as a KappaByGroup (what ``fastkappa.plot.forest`` takes)."""
+    from .groups import KappaByGroup
+
+    labels = acc.labels
+    keys = np.empty(len(group_results), dtype=object)
+    keys[:] = [key for key, *_ in group_results]
+    ci = bool(args.ci)
+    return KappaByGroup(
+        groups=keys,
+        kappa=np.array([k for _, _, k, _ in group_results], dtype=np.float64),
+        n=np.array([n for _, n, _, _ in group_results], dtype=np.int64),
+        overall=float(kappa),
+        confusion=np.stack([groups[key].aligned(labels) for key in keys]),
+        classes=labels, weights=_weights(args),
+        low=np.array([c.low for *_, c in group_results]) if ci else None,
+        high=np.array([c.high for *_, c in group_results]) if ci else None,
+        method=args.ci, confidence_level=args.confidence_level if ci else None)
 
 
 def _sort_key(v):
@@ -720,6 +916,7 @@ def _cmd_compare(args) -> Output:
                          f"{args.pred}.")
     if not hasattr(fk, "compare"):
         raise DataError("this fastkappa build has no fastkappa.compare yet.")
+    plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
     label_cols = _unique([args.true, *args.pred])
     cols = _read_columns(args, src, label_cols, extra_cols=_unique([args.clusters]))
@@ -756,7 +953,8 @@ def _cmd_compare(args) -> Output:
     for name, res in comp.models.items():
         lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")
     lines += ["paired differences:", *_pairs_text(comp)]
-    return Output("\n".join(lines), data, rows)
+    out = Output("\n".join(lines), data, rows)
+    return out if plot is None else _add_plot(out, plot, _comparison_figure(comp))
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -765,6 +963,7 @@ def _cmd_compare(args) -> Output:
 def _cmd_thresholds(args) -> Output:
     import fastkappa as fk
 
+    plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
     cols = _read_columns(args, src, [args.true], score_cols=[args.score])
     opt = fk.ThresholdOptimizer(weights=_weights(args), cv=args.cv, seed=args.seed,
@@ -784,7 +983,8 @@ def _cmd_thresholds(args) -> Output:
              f"in-sample kappa = {_fmt(float(opt.qwk_))}"]
     if cv_qwk is not None:
         lines.append(f"{args.cv}-fold out-of-fold kappa = {_fmt(float(cv_qwk))}")
-    return Output("\n".join(lines), data, rows)
+    out = Output("\n".join(lines), data, rows)
+    return out if plot is None else _add_plot(out, plot, _thresholds_figure(opt))
 
 
 # --------------------------------------------------------------------------- demo
@@ -795,6 +995,7 @@ def _cmd_demo(args) -> Output:
 
     from .data import GRADE_NAMES, load_fleiss_1969, load_retinopathy
 
+    folder, no_figures = _demo_folder(args)
     d = load_retinopathy()
     y = d["y_true"]
     patient = d["patient_id"]
@@ -832,9 +1033,11 @@ def _cmd_demo(args) -> Output:
                   "low": pr.low, "high": pr.high,
                   "p_value": getattr(pr, "p_adjusted", None) or pr.p_value}
                  for pr in comp.pairs]
-    figures = _demo_figures(args.figures, y, models, d["score_a"], results, comp, cm, best,
-                            k) if args.figures else []
+    figures = _demo_figures(folder, y, d["score_a"], results, comp, cm, best,
+                            k) if folder is not None else []
     data["figures"] = figures
+    data["figures_folder"] = folder
+    data["no_figures"] = no_figures
     rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
                  "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": ""})
     prev = ", ".join(f"{g} {100 * v:.1f}%" for g, v in zip(
@@ -859,42 +1062,86 @@ def _cmd_demo(args) -> Output:
               "published table: Fleiss, Cohen & Everitt (1969), 200 subjects, 3 categories",
               f"  unweighted kappa: {_ci_text(pub)}  (published: 3/7 = {table['kappa']:.4f})"]
     if figures:
-        lines += ["", "figures: " + ", ".join(figures)]
+        lines += ["", f"figures saved in {os.path.join(folder, '')}: "
+                      + ", ".join(os.path.basename(f) for f in figures)]
+    elif not args.no_figures:
+        lines += ["", f"no figures: {no_figures}."]
+        if args.format != "text":  # the note would be lost in JSON or CSV on stdout
+            print(f"fastkappa demo: note: no figures: {no_figures}.", file=sys.stderr)
     return Output("\n".join(lines), data, rows)
 
 
-def _demo_figures(folder, y, models, score, results, comp, cm, best, k) -> list[str]:
-    """Save the demo's figures as PNG files in ``folder``; return their paths."""
-    import os
+def _demo_folder(args) -> tuple[str | None, str | None]:
+    """The folder for the demo's figures (created), or None and why there are none.
 
-    try:
-        import matplotlib
-    except ImportError:
-        raise DataError("--figures needs matplotlib; install it with: "
-                        "pip install fastkappa[plot]") from None
-    matplotlib.use("Agg")  # files only, never a window
-    import matplotlib.pyplot as plt
+    ``--figures DIR`` that cannot be honoured is a usage error (exit 2); the
+    default folder only gives a note, so the demo runs without matplotlib or
+    in a read-only folder.
+    """
+    if args.no_figures:
+        return None, "--no-figures was given"
+    explicit = args.figures is not None
+    folder = args.figures if explicit else DEMO_FIGURES
+    if not _has_matplotlib():
+        if explicit:
+            raise UsageError(f"--figures needs matplotlib, which is not installed; install "
+                             f"it with: {_PLOT_INSTALL}")
+        return None, f"matplotlib is not installed ({_PLOT_INSTALL} adds it)"
+    problem = None
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        problem = f"{folder!r} is a file, not a folder"
+    else:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            problem = f"cannot create the folder {folder!r} ({e.strerror or e})"
+        else:
+            if not os.access(folder, os.W_OK):
+                problem = f"the folder {folder!r} is not writable"
+    if problem is None:
+        return folder, None
+    if explicit:
+        raise UsageError(f"--figures {folder!r}: {problem}.")
+    return None, f"{problem}; name another folder with --figures DIR"
 
+
+#: the demo's figures, in the order it saves them
+DEMO_FIGURE_FILES = ("comparison.png", "confusion_matrix.png", "bootstrap.png",
+                     "thresholds.png")
+
+
+def _demo_figures(folder, y, score, results, comp, cm, best, k) -> list[str]:
+    """Save the demo's figures as PNG files in ``folder``; return their paths.
+
+    ``comparison.png`` is what ``fastkappa compare --plot`` draws (the models
+    above their paired differences); ``confusion_matrix.png`` and
+    ``bootstrap.png`` what ``fastkappa score --ci --plot`` draws, one panel
+    each; ``thresholds.png`` what ``fastkappa thresholds --plot`` draws for
+    model_a's continuous score.
+    """
     import fastkappa as fk
     import fastkappa.plot as fkplot
 
     from .data import GRADE_NAMES
 
-    os.makedirs(folder, exist_ok=True)
-    saved = []
+    def save(fig, name: str) -> str:
+        return _save_figure(fig, os.path.join(folder, name))
 
-    def save(ax, name: str) -> None:
-        path = os.path.join(folder, name)
-        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-        plt.close(ax.figure)
-        saved.append(path)
-
-    save(fkplot.confusion_matrix(confusion=cm, labels=list(GRADE_NAMES), weights="quadratic",
-                                 names=("grade", best)), "confusion_matrix.png")
-    save(fkplot.forest(comp if comp is not None else results), "models.png")
+    comparison, confusion, boot, curve = DEMO_FIGURE_FILES
     if comp is not None:
-        save(fkplot.differences(comp), "differences.png")
-    save(fkplot.bootstrap_distribution(results[best]), "bootstrap.png")
+        fig = _comparison_figure(comp)
+    else:
+        fig, (ax,) = _figure([1.6 + 0.36 * len(results)])
+        fkplot.forest(results, ax=ax)
+    saved = [save(fig, comparison)]
+    fig, (ax,) = _figure([5.2], width=7.0)
+    fkplot.confusion_matrix(confusion=cm, labels=list(GRADE_NAMES), weights="quadratic",
+                            names=("grade", best), ax=ax)
+    saved.append(save(fig, confusion))
+    fig, (ax,) = _figure([3.6], width=7.0)
+    fkplot.bootstrap_distribution(results[best], ax=ax)
+    ax.set_title(f"{best}: {ax.get_title()} (patients resampled)", fontsize="medium")
+    saved.append(save(fig, boot))
     opt = fk.ThresholdOptimizer(n_classes=k).fit(y, np.asarray(score, dtype=np.float64))
-    save(fkplot.threshold_curve(opt), "thresholds.png")
+    saved.append(save(_thresholds_figure(opt), curve))
     return saved

@@ -146,14 +146,28 @@ class Comparison:
         raise ValueError(f"`which` must be 'pairs' or 'models'; got {which!r}.")
 
     def _tables(self) -> tuple[list[list[str]], list[list[str]]]:
+        """The models and the pairs as rows of text (first row: the column titles).
+
+        Three decimals, more (up to five) where three would show an estimate
+        and a bound as the same number. With ``p_adjust`` both the raw and the
+        adjusted p-value are shown.
+        """
+        from .results import _digits
+
+        d = max([3, *(_digits(v.estimate, v.low, v.high, least=3, most=5)
+                      for v in self.models.values())])
         models = [["model", "kappa", "low", "high"]]
         for k, v in self.models.items():
-            models.append([k, _f(v.estimate), _f(v.low), _f(v.high)])
-        pv = "p (Holm)" if self.p_adjust == "holm" else "p"
-        pairs = [["a - b", "difference", "low", "high", pv]]
+            models.append([k, _f(v.estimate, d), _f(v.low, d), _f(v.high, d)])
+        d = max([3, *(_digits(p.difference, p.low, p.high, least=3, most=5)
+                      for p in self.pairs)])
+        adjusted = self.p_adjust is not None
+        label = {"holm": "Holm"}.get(self.p_adjust, self.p_adjust)
+        pairs = [["a - b", "difference", "low", "high", "p"]
+                 + ([f"p ({label})"] if adjusted else [])]
         for p in self.pairs:
-            pairs.append([f"{p.a} - {p.b}", _f(p.difference), _f(p.low), _f(p.high),
-                          _p(p.p_adjusted)])
+            pairs.append([f"{p.a} - {p.b}", _f(p.difference, d), _f(p.low, d), _f(p.high, d),
+                          _p(p.p_value)] + ([_p(p.p_adjusted)] if adjusted else []))
         return models, pairs
 
     def __str__(self) -> str:
@@ -168,7 +182,9 @@ class Comparison:
         head = (f"{what} of {len(self.models)} models on {self.n} rows, "
                 f"{100 * self.confidence_level:g}% CI ({self.method}"
                 + (f", {self.n_resamples} paired resamples" if self.method != "asymptotic"
-                   else "") + ")")
+                   else "") + ")"
+                + (f"; each model against {self.reference}" if self.reference is not None
+                   else ""))
         return "\n".join([head, *fmt(models), "", *fmt(pairs)])
 
     def __repr__(self) -> str:
@@ -176,15 +192,21 @@ class Comparison:
                 f"method={self.method!r}, reference={self.reference!r})")
 
     def _repr_html_(self) -> str:
-        def table(rows):
-            head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-            body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r)
-                           + "</tr>" for r in rows[1:])
-            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
         models, pairs = self._tables()
-        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + table(models)
-                + table(pairs))
+        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + _html_table(models)
+                + _html_table(pairs))
+
+
+def _html_table(rows: list[list[str]]) -> str:
+    """An HTML table: the first row as column titles, numbers aligned right."""
+    def cell(j: int, text: str) -> str:
+        align = "left" if j == 0 else "right"
+        return f"<td style='text-align:{align}'>{html.escape(text)}</td>"
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>"
+                   for r in rows[1:])
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 # --------------------------------------------------------------------------- helpers

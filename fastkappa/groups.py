@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,18 +19,50 @@ __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 CI_METHODS = ("percentile", "basic", "bca", "asymptotic")
 
 
-class GroupKappa(NamedTuple):
-    """One group's row of a :class:`KappaByGroup`."""
+class GroupKappa(float):
+    """One group's kappa: a float (the kappa) that also carries its row.
+
+    ``result["site-a"]`` compares and computes as the group's kappa, and has
+    the attributes ``group``, ``kappa``, ``n``, ``low`` and ``high``.
+    """
 
     group: Any
-    kappa: float
     n: float
     low: float
     high: float
 
+    def __new__(cls, group, kappa: float, n, low: float, high: float):
+        obj = super().__new__(cls, kappa)
+        obj.group, obj.n, obj.low, obj.high = group, n, low, high
+        return obj
+
+    @property
+    def kappa(self) -> float:
+        return float(self)
+
+    def _asdict(self) -> dict:
+        return {"group": self.group, "kappa": float(self), "n": self.n, "low": self.low,
+                "high": self.high}
+
+    def __repr__(self) -> str:
+        return (f"GroupKappa(group={self.group!r}, kappa={float(self)!r}, n={self.n!r}, "
+                f"low={self.low!r}, high={self.high!r})")
+
+    def __str__(self) -> str:
+        return float.__repr__(self)
+
+    def __reduce__(self):
+        return (GroupKappa, (self.group, float(self), self.n, self.low, self.high))
+
 
 def _fmt(x: float) -> str:
     return "nan" if not np.isfinite(x) else f"{x:.4f}"
+
+
+def _fmt_n(n) -> str:
+    """Rows in a group: an integer with thousands separators (two decimals if weighted)."""
+    n = float(n)
+    return f"{int(n):,}" if n.is_integer() else f"{n:,.2f}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,7 +148,7 @@ class KappaByGroup:
         head = ["group", "n", "kappa"] + (["low", "high"] if self.low is not None else [])
         out = [head]
         for r in self:
-            row = [str(r.group), f"{r.n:g}", _fmt(r.kappa)]
+            row = [str(r.group), _fmt_n(r.n), _fmt(r.kappa)]
             if self.low is not None:
                 row += [_fmt(r.low), _fmt(r.high)]
             out.append(row)
@@ -141,8 +173,10 @@ class KappaByGroup:
 
         rows = self._rows()
         head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                       for r in rows[1:])
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:{'left' if j == 0 else 'right'}'>"
+                             f"{html.escape(c)}</td>" for j, c in enumerate(r)) + "</tr>"
+            for r in rows[1:])
         return (f"<p>{html.escape(str(self).splitlines()[0])}</p>"
                 f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 

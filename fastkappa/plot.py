@@ -67,10 +67,19 @@ def _pyplot():
 
 
 def _axes(ax, figsize: tuple[float, float]):
-    """The Axes to draw on: ``ax`` itself, or a new figure's only Axes."""
-    plt = _pyplot()
+    """The Axes to draw on: ``ax`` itself, or a new (pyplot) figure's only Axes.
+
+    With ``ax`` given, pyplot is not imported: drawing on the Axes of a bare
+    ``matplotlib.figure.Figure`` touches no global plotting state.
+    """
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+        _, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
+        return ax
+    try:
+        import matplotlib  # noqa: F401  (the same message whether or not ax is given)
+    except ImportError:
+        raise ImportError(
+            f"fastkappa.plot needs matplotlib; install it with: {_INSTALL}") from None
     return ax
 
 
@@ -281,7 +290,7 @@ def confusion_matrix(
                         gid=f"fastkappa-cell-{i}-{j}")
             if show_weights and i != j:
                 ax.text(j - 0.46, i - 0.44, f"w={_fmt_weight(wmat[i, j])}", ha="left",
-                        va="top", fontsize=max(5.0, 0.6 * size), color=ink(v),
+                        va="top", fontsize=max(5.5, 0.7 * size), color=ink(v),
                         style="italic", gid=f"fastkappa-weight-{i}-{j}")
 
     from matplotlib.patches import Rectangle
@@ -592,6 +601,24 @@ def forest(result, *, ax: Axes | None = None, sort: bool = False) -> Axes:
     return ax
 
 
+def _fmt_p(p) -> str:
+    """A p-value as written next to a difference (three significant digits)."""
+    return "nan" if p is None or not math.isfinite(p) else f"{p:.3g}"
+
+
+def _shown_p_values(comparison, pairs) -> tuple[list, str]:
+    """The p-value written for each pair, and the column's title.
+
+    The adjusted p-value (``p_adjusted``) when the comparison was adjusted
+    (``comparison.p_adjust``, e.g. ``"holm"``), else the raw ``p_value``.
+    """
+    how = getattr(comparison, "p_adjust", None)
+    if how is None:
+        return [p.p_value for p in pairs], "p"
+    label = {"holm": "Holm"}.get(how, str(how))
+    return [p.p_adjusted for p in pairs], f"p ({label})"
+
+
 def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Axes:
     """Forest plot of the paired differences of a comparison, with a zero line.
 
@@ -599,8 +626,9 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
     ----------
     comparison : Comparison
         From :func:`fastkappa.compare`; one row per pair ``a - b``, its
-        difference ``kappa_a - kappa_b`` and interval. The p-value (adjusted,
-        when ``p_adjust`` was given) is written at the right.
+        difference ``kappa_a - kappa_b`` and interval. The p-value is written
+        at the right: the adjusted one when ``p_adjust`` was given (the column
+        title then says so, e.g. ``p (Holm)``), else the raw one.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure when None.
     sort : bool, default False
@@ -610,7 +638,10 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
     -------
     matplotlib.axes.Axes
         Points have gid ``"fastkappa-estimate"``, intervals
-        ``"fastkappa-interval"``, the zero line ``"fastkappa-zero"``.
+        ``"fastkappa-interval"``, the zero line ``"fastkappa-zero"``; the
+        text of pair ``i`` (in the order of ``comparison.pairs``) has gid
+        ``"fastkappa-label-i"`` and ends with its p-value, the column titles
+        ``"fastkappa-label-header"``.
 
     Examples
     --------
@@ -629,18 +660,17 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
     est = np.array([float(p.difference) for p in pairs], dtype=np.float64)
     low = np.array([float(p.low) for p in pairs], dtype=np.float64)
     high = np.array([float(p.high) for p in pairs], dtype=np.float64)
-    texts = []
-    for i, p in enumerate(pairs):
-        adj = getattr(p, "p_adjusted", None)
-        pv = p.p_value if adj is None else adj
-        ptxt = "nan" if pv is None or not math.isfinite(pv) else f"{pv:.3g}"
-        texts.append(f"{_f(est[i], sign=True)} ({_f(low[i], sign=True)} to "
-                     f"{_f(high[i], sign=True)})  {ptxt}{' (adj.)' if adj is not None else ''}")
+    p_shown, p_head = _shown_p_values(comparison, pairs)
+    level = _level(getattr(comparison, "confidence_level", None))
+    left = [f"{_f(est[i], sign=True)} ({_f(low[i], sign=True)} to {_f(high[i], sign=True)})"
+            for i in range(n)]
+    head = f"difference ({level} CI)".replace("( ", "(")
+    width = max([len(head), *map(len, left)])
+    texts = [f"{t:<{width}}  {_fmt_p(pv)}" for t, pv in zip(left, p_shown, strict=True)]
     ax.axvline(0.0, color="0.35", linestyle="-", linewidth=1.0, gid="fastkappa-zero",
                zorder=1)
-    level = _level(getattr(comparison, "confidence_level", None))
     _draw_rows(ax, names, est, low, high, sort=sort, texts=texts, marker="D",
-               header=f"difference ({level} CI)".replace("( ", "(") + "  p")
+               header=f"{head:<{width}}  {p_head}")
     ax.set_xlabel("difference in kappa (a − b)")
     method = _method_label(getattr(comparison, "method", None))
     ax.set_title(f"paired differences, {level} {method} intervals".replace("  ", " "),

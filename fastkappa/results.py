@@ -31,11 +31,23 @@ def _fmt(x: float, digits: int = 2) -> str:
     return "nan" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
+def _fmt_p(p: float) -> str:
+    """A p-value with three significant digits; one that underflowed to 0 as a bound."""
+    if p is None or not math.isfinite(p):
+        return "nan"
+    return "< 1e-300" if p == 0 else f"{p:.3g}"
+
+
 def _digits(*values: float, least: int = 2, most: int = 4) -> int:
     """Fewest decimals (from ``least`` to ``most``) that tell distinct values apart."""
     finite = [v for v in values if v is not None and math.isfinite(v)]
+
+    def shown_as(v: float, d: int) -> str:  # "-0.00" and "0.00" read as the same number
+        text = _fmt(v, d)
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
     for d in range(least, most + 1):
-        shown = [_fmt(v, d) for v in finite]
+        shown = [shown_as(v, d) for v in finite]
         if all((shown[i] != shown[j]) or (finite[i] == finite[j])
                for i in range(len(finite)) for j in range(i + 1, len(finite))):
             return d
@@ -116,17 +128,20 @@ class KappaCI:
         )
 
     def _repr_html_(self) -> str:
+        d = _digits(self.estimate, self.low, self.high, least=4, most=6)
         rows = [
-            ("kappa", _fmt(self.estimate, 4)),
+            ("kappa", _fmt(self.estimate, d)),
             (f"{_level(self.confidence_level)} CI",
-             f"{_fmt(self.low, 4)} to {_fmt(self.high, 4)}"),
+             f"{_fmt(self.low, d)} to {_fmt(self.high, d)}"),
             ("method", _METHOD_LABELS.get(self.method, self.method)),
             ("standard error", _fmt(self.standard_error, 4)),
-            ("replicates", f"{self.n_resamples} ({self.n_undefined} undefined)"),
+        ]
+        if self.method != "asymptotic" or self.n_resamples:
+            rows.append(("replicates", f"{self.n_resamples:,} ({self.n_undefined:,} undefined)"))
+        rows += [
             ("SE under H0", _fmt(self.standard_error_null, 4)),
             ("z", _fmt(self.z, 3)),
-            ("p-value (two-sided)", "nan" if not math.isfinite(self.p_value)
-             else f"{self.p_value:.3g}"),
+            ("p-value (two-sided, H0: kappa = 0)", _fmt_p(self.p_value)),
         ]
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"

@@ -169,6 +169,75 @@ class CohenKappa:
         w_repr = repr(w) if w is None or isinstance(w, str) else "<matrix>"
         return f"CohenKappa(labels={shown}, weights={w_repr}, n_rows={self._n_rows})"
 
+    # ------------------------------------------------------------------ display
+    #: above this many classes ``str`` and ``_repr_html_`` leave the matrix out
+    _MAX_SHOWN_CLASSES = 20
+
+    def _summary(self) -> tuple[str, float | None]:
+        """One line on what the accumulator holds, and its kappa (None: no rows yet).
+
+        Computed without warnings: display never warns or raises.
+        """
+        w = self._weights_spec
+        what = {None: "kappa", "linear": "linear-weighted kappa",
+                "quadratic": "quadratic-weighted kappa (QWK)"}.get(
+            w if w is None or isinstance(w, str) else "custom", "kappa (custom weights)")
+        k = len(self._labels)
+        rows = f"{self._n_rows:,} row{'' if self._n_rows == 1 else 's'}"
+        if self.weighted:
+            rows += f" (weighted: {float(self._confusion.sum()):,.6g})"
+        classes = (f"{k} class{'' if k == 1 else 'es'}" if k or self._fixed
+                   else "classes learned from the data")
+        if self._n_rows == 0 or not self._confusion.sum() > 0:
+            return f"CohenKappa: no rows yet; {what}, {classes}", None
+        observed, expected = _weights.kappa_terms(self._confusion, self._weight_matrix())
+        if expected > 0:
+            kappa = float(1.0 - observed / expected)
+            shown = f"{kappa:.4f}"
+        else:
+            kappa, shown = float("nan"), "nan (undefined: zero expected disagreement)"
+        return f"CohenKappa: {what} = {shown} on {rows}, {classes}", kappa
+
+    def _matrix_rows(self) -> list[list[str]] | None:
+        """The confusion matrix as text rows (first row: the y_pred classes), or None."""
+        k = len(self._labels)
+        if k == 0 or k > self._MAX_SHOWN_CLASSES:
+            return None
+        names = [str(v) for v in self._labels.tolist()]
+        cells = [[f"{v:,}" if isinstance(v, int) else f"{v:,.6g}" for v in row]
+                 for row in self._confusion.tolist()]
+        return [["", *names]] + [[name, *row] for name, row in zip(names, cells, strict=True)]
+
+    def __str__(self) -> str:
+        line, _ = self._summary()
+        rows = self._matrix_rows()
+        if rows is None:
+            k = len(self._labels)
+            return line + (f"\n(the {k} x {k} confusion matrix is not shown)" if k else "")
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        table = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
+                           for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+                 for r in rows]
+        return "\n".join([line, "confusion matrix (rows: y_true, columns: y_pred):", *table])
+
+    def _repr_html_(self) -> str:
+        import html
+
+        line, _ = self._summary()
+        out = f"<p>{html.escape(line)}</p>"
+        rows = self._matrix_rows()
+        if rows is None:
+            k = len(self._labels)
+            return out + (f"<p>(the {k} &times; {k} confusion matrix is not shown)</p>"
+                          if k else "")
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+        body = "".join(
+            f"<tr><th>{html.escape(r[0])}</th>"
+            + "".join(f"<td style='text-align:right'>{html.escape(c)}</td>" for c in r[1:])
+            + "</tr>" for r in rows[1:])
+        return (out + "<table><caption>confusion matrix (rows: y_true, columns: y_pred)"
+                f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
     # ------------------------------------------------------------------ updates
     def update(
         self,

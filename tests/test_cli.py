@@ -354,7 +354,7 @@ def test_main_thresholds_bad_score_names_row(tmp_path, capsys):
 def test_main_demo(capsys):
     from fastkappa.data import load_fleiss_1969, load_retinopathy
 
-    res = run_json(["demo", "--n-resamples", "200"], capsys)
+    res = run_json(["demo", "--n-resamples", "200", "--no-figures"], capsys)
     d = load_retinopathy()
     assert len(d["y_true"]) >= 100_000
     for m in ("model_a", "model_b", "model_c"):
@@ -372,9 +372,10 @@ def test_main_demo(capsys):
                                                                         d["model_a"]))
     assert res["published_table"]["estimate"] == pytest.approx(3 / 7, rel=1e-12)
     assert load_fleiss_1969()["kappa"] == pytest.approx(3 / 7)
-    code, out, _ = run(["demo", "--n-resamples", "200"], capsys)
+    code, out, _ = run(["demo", "--n-resamples", "200", "--no-figures"], capsys)
     assert code == 0 and "model_a" in out and "Fleiss" in out
-    code, out, _ = run(["demo", "--n-resamples", "200", "--format", "csv"], capsys)
+    code, out, _ = run(["demo", "--n-resamples", "200", "--no-figures", "--format", "csv"],
+                        capsys)
     assert code == 0 and out.startswith("kind,name,estimate")
 
 
@@ -409,7 +410,7 @@ def _python(args, **kw):
 
 def _subcommand_cases(files):
     return [
-        ["demo", "--n-resamples", "200"],
+        ["demo", "--n-resamples", "200", "--no-figures"],  # figures: test_main_demo_*
         ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
          "quadratic", "--ci", "bca", "--n-resamples", "200", "--by", "site"],
         ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b",
@@ -443,7 +444,8 @@ def test_subprocess_every_subcommand(files):
         assert proc.returncode == 0, proc.stderr.decode()
         _check_output(proc.stdout.decode(), fmt)
         assert proc.stderr == b""  # no progress bar when stderr is not a terminal
-    proc = subprocess.run(["fastkappa", "demo", "--n-resamples", "200", "--format", "json"],
+    proc = subprocess.run(["fastkappa", "demo", "--n-resamples", "200", "--no-figures",
+                           "--format", "json"],
                           capture_output=True, timeout=300)  # the console script
     assert proc.returncode == 0 and json.loads(proc.stdout)["best_model"] == "model_a"
 
@@ -539,3 +541,237 @@ def test_main_score_memory_bounded(tmp_path):
     growth = peak - base
     print(f"RSS after warm-up {base / 2**20:.0f} MB, peak {peak / 2**20:.0f} MB")
     assert growth < 100 * 2**20, f"peak RSS grew by {growth / 2**20:.0f} MB"
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _png_is_drawn(path) -> None:
+    """The file is a PNG with something drawn on it (not one flat colour)."""
+    import matplotlib.image as mpimg
+
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    img = mpimg.imread(path)
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+    assert img[..., :3].var() > 1e-3, f"{path} is blank"
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """The Figures the CLI saves, in order (the files are still written)."""
+    pytest.importorskip("matplotlib")
+    from fastkappa import cli
+
+    saved = []
+    original = cli._save_figure
+
+    def spy(fig, path):
+        saved.append(fig)
+        return original(fig, path)
+
+    monkeypatch.setattr(cli, "_save_figure", spy)
+    return saved
+
+
+def _gid_lines(ax, gid):
+    return [ln for ln in ax.lines if ln.get_gid() == gid]
+
+
+def _gid_segments(ax):
+    (coll,) = [c for c in ax.collections if c.get_gid() == "fastkappa-interval"]
+    segs = np.array(coll.get_segments())
+    return segs[np.argsort(segs[:, 0, 1])]
+
+
+def test_main_score_plot_writes_the_confusion_bootstrap_and_groups(files, graded, tmp_path,
+                                                                   capsys, saved_figures):
+    path = tmp_path / "score.png"
+    argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
+            "quadratic", "--ci", "percentile", "--n-resamples", "300", "--seed", "3",
+            "--by", "site", "--plot", str(path)]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    assert f"figure: {path}" in out
+    _png_is_drawn(path)
+    (fig,) = saved_figures
+    conf, boot, forest = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>"]
+    t, p = graded["grade"], graded["model_a"]
+    np.testing.assert_array_equal(np.asarray(conf.images[0].get_array()),
+                                  fk.confusion_matrix(t, p))
+    ci = fk.kappa_ci_from_confusion(fk.confusion_matrix(t, p), weights="quadratic",
+                                    method="percentile", n_resamples=300, seed=3)
+    (est,) = _gid_lines(boot, "fastkappa-estimate")
+    assert est.get_xdata()[0] == pytest.approx(ci.estimate, rel=1e-12)
+    assert _gid_lines(boot, "fastkappa-low")[0].get_xdata()[0] == pytest.approx(ci.low,
+                                                                                 rel=1e-12)
+    assert _gid_lines(boot, "fastkappa-high")[0].get_xdata()[0] == pytest.approx(ci.high,
+                                                                                  rel=1e-12)
+    bars = [pa.get_height() for pa in boot.patches if pa.get_gid() == "fastkappa-replicates"]
+    assert sum(bars) == len(ci.distribution)
+    sites = sorted(set(graded["site"]))
+    assert [tk.get_text() for tk in forest.get_yticklabels()] == [*sites, "overall"]
+    (pts,) = _gid_lines(forest, "fastkappa-estimate")
+    expected = [cohen_kappa_score(t[graded["site"] == s], p[graded["site"] == s],
+                                  weights="quadratic", labels=[0, 1, 2, 3, 4]) for s in sites]
+    np.testing.assert_allclose(pts.get_xdata(), expected, rtol=1e-12)
+    res = run_json(argv[:-2], capsys)  # the same numbers without --plot
+    lows = [g["ci"]["low"] for g in res["groups"]]
+    np.testing.assert_allclose(_gid_segments(forest)[:, 0, 0], lows, rtol=1e-12)
+    (overall,) = _gid_lines(forest, "fastkappa-overall")
+    assert overall.get_xdata()[0] == pytest.approx(res["kappa"], rel=1e-12)
+
+
+def test_main_score_plot_svg_and_pdf(files, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    for name, magic in (("kappa.svg", b"<?xml"), ("kappa.PDF", b"%PDF")):
+        path = tmp_path / name
+        res = run_json(["score", files["csv"], "--true", "grade", "--pred", "model_b",
+                        "--plot", str(path)], capsys)
+        assert res["plot"] == str(path)
+        assert path.read_bytes()[:5].startswith(magic)
+
+
+def test_main_compare_plot_models_and_differences(files, graded, tmp_path, capsys,
+                                                  saved_figures):
+    path = tmp_path / "compare.png"
+    res = run_json(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                    "model_b", "--n-resamples", "300", "--seed", "4", "--p-adjust", "holm",
+                    "--plot", str(path)], capsys)
+    assert res["plot"] == str(path)
+    _png_is_drawn(path)
+    (fig,) = saved_figures
+    models_ax, diff_ax = fig.get_axes()
+    ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
+                                       "model_b": graded["model_b"]},
+                     weights="quadratic", n_resamples=300, seed=4, p_adjust="holm")
+    (pts,) = _gid_lines(models_ax, "fastkappa-estimate")
+    np.testing.assert_allclose(pts.get_xdata(), [r.estimate for r in ref.models.values()],
+                               rtol=1e-12)
+    np.testing.assert_allclose(_gid_segments(models_ax)[:, 1, 0],
+                               [r.high for r in ref.models.values()], rtol=1e-12)
+    (pair,) = ref.pairs
+    (d,) = _gid_lines(diff_ax, "fastkappa-estimate")
+    assert d.get_xdata()[0] == pytest.approx(pair.difference, rel=1e-12)
+    np.testing.assert_allclose(_gid_segments(diff_ax)[0, :, 0], [pair.low, pair.high],
+                               rtol=1e-12)
+    label = next(t.get_text() for t in diff_ax.texts if t.get_gid() == "fastkappa-label-0")
+    assert label.split()[-1] == f"{pair.p_adjusted:.3g}"
+
+
+def test_main_thresholds_plot_curve(files, graded, tmp_path, capsys, saved_figures):
+    path = tmp_path / "cuts.png"
+    code, out, err = run(["thresholds", files["gz"], "--true", "grade", "--score", "score",
+                          "--plot", str(path)], capsys)
+    assert code == 0, err
+    assert out.rstrip().endswith(f"figure: {path}")
+    _png_is_drawn(path)
+    (fig,) = saved_figures
+    (ax,) = fig.get_axes()
+    opt = fk.ThresholdOptimizer().fit(graded["grade"], graded["score"])
+    (best,) = _gid_lines(ax, "fastkappa-optimum")
+    np.testing.assert_allclose(best.get_xdata(), opt.thresholds_, rtol=1e-12)
+    np.testing.assert_allclose(best.get_ydata(), [opt.qwk_] * 4, rtol=1e-12)
+
+
+@pytest.mark.parametrize("plot, message", [
+    ("kappa.jpg", r"must end in \.png, \.svg or \.pdf .*got '\.jpg'"),
+    ("kappa", r"must end in \.png, \.svg or \.pdf .*got no suffix"),
+    ("missing/kappa.png", r"the folder '.*missing' does not exist"),
+    ("folder.png", r"is a folder; give a file name"),
+])
+def test_main_plot_bad_path_exit_2_before_reading_data(tmp_path, capsys, plot, message):
+    import re
+
+    (tmp_path / "folder.png").mkdir()
+    target = str(tmp_path / plot)
+    # the data file does not exist either: the path is checked first (exit 2, not 1)
+    for argv in (["score", str(tmp_path / "nope.csv"), "--true", "t", "--pred", "p"],
+                 ["compare", str(tmp_path / "nope.csv"), "--true", "t", "--pred", "a", "b"],
+                 ["thresholds", str(tmp_path / "nope.csv"), "--true", "t", "--score", "s"]):
+        code, out, err = run([*argv, "--plot", target], capsys)
+        assert code == 2 and out == ""
+        assert re.search(message, err), err
+        assert "no such file" not in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_main_plot_without_matplotlib_exit_2(files, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    path = tmp_path / "kappa.png"
+    for argv in (["score", files["csv"], "--true", "grade", "--pred", "model_a"],
+                 ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b"],
+                 ["thresholds", files["csv"], "--true", "grade", "--score", "score"]):
+        code, out, err = run([*argv, "--plot", str(path)], capsys)
+        assert code == 2 and out == ""
+        assert r"--plot needs matplotlib" in err and "pip install fastkappa[plot]" in err
+    assert not path.exists()
+
+
+def test_main_plot_uses_no_pyplot(files, tmp_path):
+    pytest.importorskip("matplotlib")
+    code = ("import sys\n"
+            "from fastkappa.cli import main\n"
+            f"assert main(['thresholds', {files['csv']!r}, '--true', 'grade', '--score', "
+            f"'score', '--plot', {str(tmp_path / 'c.png')!r}]) == 0\n"
+            "assert 'matplotlib.figure' in sys.modules\n"
+            "assert 'matplotlib.pyplot' not in sys.modules, 'the CLI imported pyplot'\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    _png_is_drawn(tmp_path / "c.png")
+
+
+def test_main_demo_writes_figures_to_the_folder_it_names(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from fastkappa import cli
+
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["demo", "--n-resamples", "200"], capsys)
+    assert code == 0, err
+    folder = tmp_path / cli.DEMO_FIGURES
+    assert f"figures saved in {cli.DEMO_FIGURES}{os.sep}: " in out
+    assert sorted(os.listdir(folder)) == sorted(cli.DEMO_FIGURE_FILES)
+    for name in cli.DEMO_FIGURE_FILES:
+        assert name in out
+        _png_is_drawn(folder / name)
+        assert os.path.getsize(folder / name) < 150_000
+
+
+def test_main_demo_without_matplotlib_still_runs(tmp_path, capsys, monkeypatch):
+    from fastkappa import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, out, err = run(["demo", "--n-resamples", "200"], capsys)
+    assert code == 0, err
+    assert "no figures: matplotlib is not installed (pip install fastkappa[plot]" in out
+    assert "model_a" in out and not (tmp_path / cli.DEMO_FIGURES).exists()
+    code, out, err = run(["demo", "--n-resamples", "200", "--format", "json"], capsys)
+    res = json.loads(out)
+    assert code == 0 and res["figures"] == [] and res["figures_folder"] is None
+    assert "matplotlib is not installed" in res["no_figures"]
+    assert "note: no figures: matplotlib is not installed" in err
+    # an explicit folder is a request that cannot be met: a usage error
+    code, out, err = run(["demo", "--figures", str(tmp_path / "f")], capsys)
+    assert code == 2 and out == "" and "pip install fastkappa[plot]" in err
+
+
+def test_main_demo_figures_folder_errors(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    code, out, err = run(["demo", "--figures", str(tmp_path / "file")], capsys)
+    assert code == 2 and out == "" and "is a file, not a folder" in err
+    code, _, err = run(["demo", "--figures", "x", "--no-figures"], capsys)
+    assert code == 2 and "not allowed with argument" in err
+
+
+def test_main_demo_default_folder_unusable_gives_a_note(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from fastkappa import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / cli.DEMO_FIGURES).write_text("a file where the folder would go")
+    code, out, err = run(["demo", "--n-resamples", "200"], capsys)
+    assert code == 0, err
+    assert (f"no figures: {cli.DEMO_FIGURES!r} is a file, not a folder; name another folder "
+            "with --figures DIR.") in out
+    assert (tmp_path / cli.DEMO_FIGURES).read_text() == "a file where the folder would go"

@@ -5,9 +5,10 @@ line and segment coordinates) by the ``gid`` each plotting function gives
 them, and compared with the result objects and with independent oracles
 (scikit-learn's confusion matrix, ``numpy.histogram``, scipy's normal pdf).
 
-``fastkappa.compare`` is not available while this module is written, so the
-comparison tests use ``StandInComparison`` / ``StandInPairDifference``:
-plain dataclasses of the documented shape holding real ``KappaCI`` results.
+The forest and difference plots of models are tested on real
+``fastkappa.compare`` results (every method, with and without Holm's
+adjustment and a reference model). One stand-in remains: a KappaCI-like
+object whose ``distribution`` is None.
 """
 
 from __future__ import annotations
@@ -91,11 +92,13 @@ def test_plot_import_does_not_load_matplotlib():
 def _calls(t, p):
     res = fk.kappa_ci(t, p, method="asymptotic")
     groups = fk.kappa_by_group(t, p, t % 2)
+    comp = fk.compare(t, {"a": p, "b": t}, method="asymptotic")
     return [
         lambda: fkplot.confusion_matrix(t, p),
         lambda: fkplot.bootstrap_distribution(res),
         lambda: fkplot.forest(groups),
-        lambda: fkplot.differences(StandInComparison(models={}, pairs=[])),
+        lambda: fkplot.forest(comp),
+        lambda: fkplot.differences(comp),
         lambda: fkplot.threshold_curve(fk.ThresholdOptimizer().fit(t, p + 0.1)),
     ]
 
@@ -363,7 +366,7 @@ def test_forest_of_groups_without_interval_and_with_undefined_group(tmp_path):
 
 @dataclass(frozen=True)
 class StandInKappaCI:
-    """Stand-in of KappaCI's documented fields (distribution may be None)."""
+    """A KappaCI-like object whose ``distribution`` is None (allowed for asymptotic results)."""
 
     estimate: float
     low: float
@@ -376,80 +379,81 @@ class StandInKappaCI:
     n_undefined: int = 0
 
 
-@dataclass(frozen=True)
-class StandInPairDifference:
-    """Stand-in of fastkappa's PairDifference (fields from DESIGN.md)."""
-
-    a: str
-    b: str
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    p_adjusted: float | None = None
+MODELS = ("model_a", "model_b", "model_c")
 
 
-@dataclass(frozen=True)
-class StandInComparison:
-    """Stand-in of the Comparison returned by fk.compare (fields from DESIGN.md)."""
-
-    models: dict
-    pairs: list
-    reference: str | None = None
-    method: str = "bca"
-    confidence_level: float = 0.95
-
-
-def _stand_in_comparison(reference=None) -> StandInComparison:
-    t, p = _data(n=1500, seed=6)
-    rng = np.random.default_rng(7)
+def _predictions(n=1500, seed=6):
+    t, p = _data(n=n, seed=seed)
+    rng = np.random.default_rng(seed + 1)
     preds = {"model_a": p,
-             "model_b": np.where(rng.random(1500) < 0.8, p, rng.integers(0, K, 1500)),
-             "model_c": np.where(rng.random(1500) < 0.6, p, rng.integers(0, K, 1500))}
-    models = {m: fk.kappa_ci(t, q, weights="quadratic", n_resamples=400, seed=0)
-              for m, q in preds.items()}
-    names = list(models)
-    pairs = []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            d = models[a].estimate - models[b].estimate
-            pairs.append(StandInPairDifference(a, b, d, d - 0.03, d + 0.02, 0.004 * (i + 1),
-                                               0.012 * (i + 1)))
-    return StandInComparison(models=models, pairs=pairs, reference=reference)
+             "model_b": np.where(rng.random(n) < 0.8, p, rng.integers(0, K, n)),
+             "model_c": np.where(rng.random(n) < 0.6, p, rng.integers(0, K, n))}
+    return t, preds
 
 
-def test_forest_of_comparison_points_and_intervals_equal_models(tmp_path):
-    comp = _stand_in_comparison()
+@pytest.fixture(scope="module")
+def comparisons():
+    """Real fk.compare results: {(method, p_adjust, reference): Comparison}."""
+    t, preds = _predictions()
+    out = {}
+    for method, p_adjust, reference in [("bca", None, None), ("bca", "holm", None),
+                                        ("percentile", "holm", "model_b"),
+                                        ("asymptotic", None, None)]:
+        out[method, p_adjust, reference] = fk.compare(
+            t, preds, weights="quadratic", method=method, n_resamples=400, seed=0,
+            p_adjust=p_adjust, reference=reference)
+    return t, preds, out
+
+
+def test_forest_of_comparison_points_and_intervals_equal_models(tmp_path, comparisons):
+    t, preds, results = comparisons
+    comp = results["bca", None, None]
     ax = fkplot.forest(comp)
     _render(ax, tmp_path)
-    names = list(comp.models)
-    assert [tk.get_text() for tk in ax.get_yticklabels()] == names
+    assert [tk.get_text() for tk in ax.get_yticklabels()] == list(MODELS)
     (pts,) = _lines(ax, "fastkappa-estimate")
-    np.testing.assert_array_equal(pts.get_xdata(), [comp.models[m].estimate for m in names])
+    np.testing.assert_array_equal(pts.get_xdata(), [comp.models[m].estimate for m in MODELS])
+    np.testing.assert_array_equal(pts.get_ydata(), [0, 1, 2])
+    # the points are each model's QWK (scikit-learn as the oracle)
+    np.testing.assert_allclose(
+        pts.get_xdata(), [sklearn_metrics.cohen_kappa_score(t, preds[m], weights="quadratic")
+                          for m in MODELS], rtol=1e-12)
     segs = _segments(ax)
-    np.testing.assert_array_equal(segs[:, 0, 0], [comp.models[m].low for m in names])
-    np.testing.assert_array_equal(segs[:, 1, 0], [comp.models[m].high for m in names])
+    np.testing.assert_array_equal(segs[:, 0, 0], [comp.models[m].low for m in MODELS])
+    np.testing.assert_array_equal(segs[:, 1, 0], [comp.models[m].high for m in MODELS])
+    labels = _texts(ax, "fastkappa-label-")
+    for i, m in enumerate(MODELS):
+        r = comp.models[m]
+        assert labels[f"fastkappa-label-{i}"] == f"{r.estimate:.3f} ({r.low:.3f} to {r.high:.3f})"
+    assert labels["fastkappa-label-header"] == "kappa (95% CI)"
     assert not _lines(ax, "fastkappa-overall")
-    assert "95% BCa" in ax.get_title(loc="left")
+    assert not _lines(ax, "fastkappa-reference")
+    assert ax.get_title(loc="left") == "kappa by model, 95% BCa intervals"
+    assert "quadratic" in ax.get_xlabel()
 
 
-def test_forest_of_comparison_sorted_with_reference_marked():
-    comp = _stand_in_comparison(reference="model_b")
+def test_forest_of_comparison_sorted_with_reference_marked(comparisons):
+    comp = comparisons[2]["percentile", "holm", "model_b"]
     ax = fkplot.forest(comp, sort=True)
     est = {m: r.estimate for m, r in comp.models.items()}
     ranked = sorted(est, key=lambda m: -est[m])
     assert [tk.get_text() for tk in ax.get_yticklabels()] == [
         f"{m} (reference)" if m == "model_b" else m for m in ranked]
+    (pts,) = _lines(ax, "fastkappa-estimate")
+    np.testing.assert_array_equal(pts.get_xdata(), [est[m] for m in ranked])
+    np.testing.assert_array_equal(_segments(ax)[:, 0, 0], [comp.models[m].low for m in ranked])
     (ref,) = _lines(ax, "fastkappa-reference")
     assert list(ref.get_xdata()) == [est["model_b"]]
     assert list(ref.get_ydata()) == [ranked.index("model_b")]
+    assert "percentile" in ax.get_title(loc="left")
 
 
-def test_forest_of_a_dict_of_results():
-    comp = _stand_in_comparison()
+def test_forest_of_a_dict_of_results(comparisons):
+    comp = comparisons[2]["bca", None, None]
     ax = fkplot.forest(dict(comp.models))
     (pts,) = _lines(ax, "fastkappa-estimate")
     np.testing.assert_array_equal(pts.get_xdata(), [r.estimate for r in comp.models.values()])
+    np.testing.assert_array_equal(_segments(ax)[:, 1, 0], [r.high for r in comp.models.values()])
 
 
 def test_forest_rejects_other_objects():
@@ -459,25 +463,66 @@ def test_forest_rejects_other_objects():
         fkplot.differences({"a": 1})
 
 
-def test_differences_points_intervals_and_zero_line(tmp_path):
-    comp = _stand_in_comparison()
+@pytest.mark.parametrize("key", [("bca", None, None), ("bca", "holm", None),
+                                 ("percentile", "holm", "model_b"),
+                                 ("asymptotic", None, None)])
+def test_differences_points_intervals_and_p_values_equal_result(tmp_path, comparisons, key):
+    _, _, results = comparisons
+    comp = results[key]
     _, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3), layout="constrained")
     assert fkplot.forest(comp, ax=a1) is a1
     ax = fkplot.differences(comp, ax=a2)
     assert ax is a2
     _render(ax, tmp_path)
-    assert [tk.get_text() for tk in ax.get_yticklabels()] == [
-        f"{pr.a} − {pr.b}" for pr in comp.pairs]
+    pairs = comp.pairs
+    assert len(pairs) == (2 if comp.reference else 3)
+    assert [tk.get_text() for tk in ax.get_yticklabels()] == [f"{pr.a} − {pr.b}"
+                                                               for pr in pairs]
     (pts,) = _lines(ax, "fastkappa-estimate")
-    np.testing.assert_array_equal(pts.get_xdata(), [pr.difference for pr in comp.pairs])
+    np.testing.assert_array_equal(pts.get_xdata(), [pr.difference for pr in pairs])
+    for pr in pairs:  # a difference is kappa[a] - kappa[b] on the same rows
+        assert pr.difference == pytest.approx(
+            comp.models[pr.a].estimate - comp.models[pr.b].estimate, abs=1e-12)
     segs = _segments(ax)
-    np.testing.assert_array_equal(segs[:, 0, 0], [pr.low for pr in comp.pairs])
-    np.testing.assert_array_equal(segs[:, 1, 0], [pr.high for pr in comp.pairs])
+    np.testing.assert_array_equal(segs[:, 0, 0], [pr.low for pr in pairs])
+    np.testing.assert_array_equal(segs[:, 1, 0], [pr.high for pr in pairs])
     (zero,) = _lines(ax, "fastkappa-zero")
     assert list(zero.get_xdata()) == [0, 0]
+    # the p-value written at the right of each row is the result's (adjusted when asked)
     labels = _texts(ax, "fastkappa-label-")
+    shown = [pr.p_adjusted if comp.p_adjust else pr.p_value for pr in pairs]
+    for i, (pr, p) in enumerate(zip(pairs, shown, strict=True)):
+        words = labels[f"fastkappa-label-{i}"].split()
+        assert words[-1] == f"{p:.3g}"
+        assert float(words[-1]) == pytest.approx(p, rel=5e-3)
+        assert float(words[0]) == pytest.approx(pr.difference, abs=5e-4)
+        assert float(words[1].lstrip("(")) == pytest.approx(pr.low, abs=5e-4)
+        assert float(words[3].rstrip(")")) == pytest.approx(pr.high, abs=5e-4)
+    header = labels["fastkappa-label-header"]
+    assert header.startswith("difference (95% CI)")
+    assert header.endswith("p (Holm)" if comp.p_adjust == "holm" else "  p")
+    if comp.p_adjust == "holm":  # statsmodels as the oracle of Holm's adjustment
+        multitest = pytest.importorskip("statsmodels.stats.multitest")
+        expected = multitest.multipletests([pr.p_value for pr in pairs], method="holm")[1]
+        np.testing.assert_allclose([pr.p_adjusted for pr in pairs], expected, rtol=1e-12)
+    else:
+        assert all(pr.p_adjusted == pr.p_value for pr in pairs)
+    method = {"bca": "BCa"}.get(comp.method, comp.method)
+    assert ax.get_title(loc="left") == f"paired differences, 95% {method} intervals"
+
+
+def test_differences_sorted_largest_first(comparisons):
+    comp = comparisons[2]["bca", "holm", None]
+    ax = fkplot.differences(comp, sort=True)
+    ranked = sorted(comp.pairs, key=lambda pr: -pr.difference)
+    (pts,) = _lines(ax, "fastkappa-estimate")
+    np.testing.assert_array_equal(pts.get_xdata(), [pr.difference for pr in ranked])
+    np.testing.assert_array_equal(_segments(ax)[:, 1, 0], [pr.high for pr in ranked])
+    # each text stays with its pair: label i is comp.pairs[i], drawn at its sorted row
     for i, pr in enumerate(comp.pairs):
-        assert labels[f"fastkappa-label-{i}"].endswith(f"{pr.p_adjusted:.3g} (adj.)")
+        (text,) = [tx for tx in ax.texts if tx.get_gid() == f"fastkappa-label-{i}"]
+        assert text.get_position()[1] == ranked.index(pr)
+        assert text.get_text().split()[-1] == f"{pr.p_adjusted:.3g}"
 
 
 # --------------------------------------------------------------------------- thresholds

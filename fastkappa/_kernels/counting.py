@@ -36,10 +36,9 @@ def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, lo, hi, acc):
     """Add rows ``lo:hi`` into ``acc`` (flat, length s*s)."""
     lt = t_lut.shape[0] - 1
     lp = p_lut.shape[0] - 1
+    rows = t_lut * s  # row slot pre-scaled: one multiply per row saved
     for i in range(lo, hi):
-        a = t_lut[_slot(t[i], t_off, lt)]
-        b = p_lut[_slot(p[i], p_off, lp)]
-        acc[a * s + b] += 1
+        acc[rows[_slot(t[i], t_off, lt)] + p_lut[_slot(p[i], p_off, lp)]] += 1
 
 
 @jit(parallel=True)
@@ -66,11 +65,11 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s):
 def _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, lo, hi, acc, cnt):
     lt = t_lut.shape[0] - 1
     lp = p_lut.shape[0] - 1
+    rows = t_lut * s
     for i in range(lo, hi):
-        a = t_lut[_slot(t[i], t_off, lt)]
-        b = p_lut[_slot(p[i], p_off, lp)]
-        acc[a * s + b] += w[i]
-        cnt[a * s + b] += 1
+        c = rows[_slot(t[i], t_off, lt)] + p_lut[_slot(p[i], p_off, lp)]
+        acc[c] += w[i]
+        cnt[c] += 1
 
 
 @jit(parallel=True)
