@@ -41,14 +41,16 @@ def _kernels():
     return counting
 
 
-def chunked(name: str, n: int, *args):
+def chunked(name: str, n: int, *args, n_chunks: int | None = None):
     """Run counting kernel ``name`` over ``n`` rows: its serial twin below the
-    parallel threshold, else the parallel kernel with ``n_chunks_for(n)`` blocks.
+    parallel threshold, else the parallel kernel with ``n_chunks_for(n)`` blocks
+    (or ``n_chunks``, when the caller caps it).
 
     Both return per-chunk partials with a leading chunk axis.
     """
     kern = _kernels()
-    n_chunks = n_chunks_for(n)
+    if n_chunks is None:
+        n_chunks = n_chunks_for(n)
     if n_chunks == 1:
         return getattr(kern, name + "_serial")(*args)
     return getattr(kern, name)(*args, n_chunks)

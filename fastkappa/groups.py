@@ -17,6 +17,10 @@ from .exceptions import UndefinedKappaWarning
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 
 CI_METHODS = ("percentile", "basic", "bca", "asymptotic")
+#: integer group ids spanning fewer values than this get one slot per value
+DIRECT_GROUPS_MAX = 1 << 16
+#: the most per-chunk partial counts the group kernel allocates (all chunks together)
+GROUP_PARTIALS_MAX = 1 << 19
 
 
 class GroupKappa(float):
@@ -182,7 +186,11 @@ class KappaByGroup:
 
 
 def _encode_groups(groups, n: int):
-    """Group slots: ``(values, off, lut, keys)``; slot G is "missing"."""
+    """Group slots: ``(values, off, lut, keys, provisional)``; slot G is "missing".
+
+    ``provisional``: the keys are a whole integer range, some of which may not
+    occur; the caller drops groups without any row after counting.
+    """
     col = as_column(groups, "groups")
     if isinstance(col, MatrixColumn):
         raise ValueError("`groups` must be 1-D: one group id per row.")
@@ -194,6 +202,13 @@ def _encode_groups(groups, n: int):
 
         v = col.values
         lo, hi = minmax(v)
+        if hi - lo < min(DIRECT_GROUPS_MAX, n):
+            # one slot per value in lo..hi; groups that never occur are dropped after
+            # counting (saves a histogram pass)
+            keys = np.arange(lo, hi + 1, dtype=np.int64)
+            g = len(keys)
+            off, lut = _int_lut(lo, hi, np.arange(g, dtype=np.int32), g)
+            return v, off, lut, keys, True
         if hi - lo < LUT_RANGE_MAX:
             present = counting._histogram(v, lo, hi - lo + 1) > 0
             keys = np.flatnonzero(present).astype(np.int64) + lo
@@ -201,7 +216,7 @@ def _encode_groups(groups, n: int):
             slots = np.full(hi - lo + 1, g, dtype=np.int32)
             slots[keys - lo] = np.arange(g, dtype=np.int32)
             off, lut = _int_lut(lo, hi, slots, g)
-            return v, off, lut, keys
+            return v, off, lut, keys, False
         keys, inverse = np.unique(v, return_inverse=True)
         col = CodesColumn(inverse.astype(np.int64), keys, kind="num")
     if isinstance(col, FloatColumn):
@@ -224,7 +239,15 @@ def _encode_groups(groups, n: int):
     slots = np.full(len(cats) + 1, g, dtype=np.int32)  # code -1 -> missing
     slots[np.asarray(order, dtype=np.int64) + 1] = np.arange(g, dtype=np.int32)
     off, lut = _int_lut(-1, len(cats) - 1, slots, g)
-    return codes, off, lut, keys
+    return codes, off, lut, keys, False
+
+
+def _compact_lut(lut: np.ndarray, occurs: np.ndarray) -> np.ndarray:
+    """Renumber group slots after dropping the groups that never occur."""
+    g_old = len(occurs)
+    remap = np.full(g_old + 1, int(occurs.sum()), dtype=np.int32)
+    remap[np.flatnonzero(occurs)] = np.arange(int(occurs.sum()), dtype=np.int32)
+    return remap[lut]
 
 
 def _group_kappas(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -302,25 +325,38 @@ def kappa_by_group(
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights,
                       defer_count=True)
     n = enc.n_input
-    gv, goff, glut, keys = _encode_groups(groups, n)
+    gv, goff, glut, keys, provisional_groups = _encode_groups(groups, n)
     g = len(keys)
     k = enc.n_classes
     s = k + 3
 
     t, p = enc.t, enc.p
     # many groups: fewer rows per chunk would not pay for their (G + 1) * s * s partials
-    rows = n if (g + 1) * s * s * n_chunks_for(n) <= (1 << 23) else 0
+    # every chunk zeroes and sums its own (G + 1) * s * s partials: few chunks when
+    # that stack is large (integer counts, so the result never depends on it)
+    n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
     if enc.sample_weight is None:
-        flat = chunked("_accumulate_group_confusion", rows, gv, goff, glut, t.values, t.off,
-                       t.lut, p.values, p.off, p.lut, s, g)
+        flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
+                       t.lut, p.values, p.off, p.lut, s, g, n_chunks=n_chunks)
         counts = flat.sum(axis=0).reshape(g + 1, s, s)
         wsum = None
     else:
-        wflat, flat = chunked("_accumulate_group_confusion_weighted", rows, gv, goff, glut,
+        wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
                               t.values, t.off, t.lut, p.values, p.off, p.lut,
-                              enc.sample_weight, s, g)
+                              enc.sample_weight, s, g, n_chunks=n_chunks)
         counts = flat.sum(axis=0).reshape(g + 1, s, s)
         wsum = wflat.sum(axis=0).reshape(g + 1, s, s)
+    if provisional_groups:
+        occurs = counts[:g].reshape(g, -1).sum(axis=1) > 0
+        if not occurs.all():
+            keep_g = np.append(np.flatnonzero(occurs), g)
+            counts = counts[keep_g]
+            wsum = None if wsum is None else wsum[keep_g]
+            keys = keys[occurs]
+            g = len(keys)
+            # rows of the dropped groups were none; group slots are only used by the
+            # sample-weight interval path, which maps them again below
+            glut = _compact_lut(glut, occurs)
     provisional = enc.compressible
     if provisional:
         # inferred classes were counted over a value range: keep the observed ones

@@ -174,3 +174,21 @@ def test_kappa_by_group_property_tables_add_up(rows):
     for key in res.groups:
         m = g == key
         np.testing.assert_array_equal(res[key].n, m.sum())
+
+
+def test_kappa_by_group_integer_ids_with_gaps_and_weighted_intervals():
+    rng = np.random.default_rng(17)
+    n = 900
+    t = rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.7, t, rng.integers(0, 3, n))
+    g = rng.choice([-4, 5, 9, 200], n)  # a range with many ids that never occur
+    w = rng.random(n) + 0.5
+    res = fk.kappa_by_group(t, p, g, sample_weight=w, ci="percentile", n_resamples=300,
+                            seed=3)
+    assert list(res.groups) == [-4, 5, 9, 200]
+    for key in res.groups:
+        m = g == key
+        assert res[key].kappa == pytest.approx(
+            fk.cohen_kappa(t[m], p[m], sample_weight=w[m], labels=res.classes), abs=1e-12)
+        assert res[key].n == pytest.approx(w[m].sum())
+        assert res[key].low < res[key].kappa < res[key].high
