@@ -87,11 +87,6 @@ def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, n_chu
     return out, cnt
 
 
-#: rows per sub-block in the five-sums kernels: float partial sums of squares of
-#: values with |v| <= 2**15 stay below 2**46, so they are exact integers
-SUMS_SUBBLOCK = 1 << 16
-
-
 @jit()
 def _quadratic_sums_narrow(a, b):
     """Five raw sums and the joint min/max of 8/16-bit inputs (int64 accumulators).
@@ -119,39 +114,13 @@ def _quadratic_sums_narrow(a, b):
 
 
 @jit()
-def _quadratic_sums_wide_sub(a, b):
-    sx = 0.0
-    sy = 0.0
-    sxx = 0.0
-    syy = 0.0
-    sxy = 0.0
-    mn = np.int64(1 << 62)
-    mx = -mn
-    for i in range(a.shape[0]):
-        u = np.int64(a[i])
-        v = np.int64(b[i])
-        mn = min(mn, min(u, v))
-        mx = max(mx, max(u, v))
-        x = np.float64(u)
-        y = np.float64(v)
-        sx += x
-        sy += y
-        sxx += x * x
-        syy += y * y
-        sxy += x * y
-    return sx, sy, sxx, syy, sxy, mn, mx
-
-
-@jit()
 def _quadratic_sums_wide(a, b):
     """Five raw sums and joint min/max of 32/64-bit inputs.
 
-    Products run in float64 (one instruction per lane, where 64-bit integer
-    multiplies are slow) over sub-blocks short enough that every partial sum is
-    an exact integer as long as |v| <= 2**15; the caller only trusts the sums
-    when min/max prove that bound.  Partials are carried in int64.
+    Products are taken in int32 (64-bit integer multiplies are slow and stop
+    the loop from vectorising well); they are exact whenever |v| <= 2**15,
+    and the caller only trusts the sums when min/max prove that bound.
     """
-    n = a.shape[0]
     sx = np.int64(0)
     sy = np.int64(0)
     sxx = np.int64(0)
@@ -159,21 +128,18 @@ def _quadratic_sums_wide(a, b):
     sxy = np.int64(0)
     mn = np.int64(1 << 62)
     mx = -mn
-    for s0 in range(0, n, SUMS_SUBBLOCK):
-        s1 = min(n, s0 + SUMS_SUBBLOCK)
-        r = _quadratic_sums_wide_sub(a[s0:s1], b[s0:s1])
-        # a value beyond 2**15 makes the float partials inexact, but then min/max
-        # fail the caller's range check and the sums are discarded
-        if r[5] < mn:
-            mn = r[5]
-        if r[6] > mx:
-            mx = r[6]
-        if -(1 << 15) <= r[5] and r[6] <= (1 << 15):
-            sx += np.int64(r[0])
-            sy += np.int64(r[1])
-            sxx += np.int64(r[2])
-            syy += np.int64(r[3])
-            sxy += np.int64(r[4])
+    for i in range(a.shape[0]):
+        u = np.int64(a[i])
+        v = np.int64(b[i])
+        mn = min(mn, min(u, v))
+        mx = max(mx, max(u, v))
+        x = np.int32(u)
+        y = np.int32(v)
+        sx += u
+        sy += v
+        sxx += np.int64(x * x)
+        syy += np.int64(y * y)
+        sxy += np.int64(x * y)
     return sx, sy, sxx, syy, sxy, mn, mx
 
 
