@@ -307,3 +307,21 @@ def test_compare_same_seed_same_result_at_one_and_two_threads(tmp_path):
                               text=True, check=True)
         results.append(json.loads(proc.stdout))
     assert results[0] == results[1]
+
+
+def test_compare_fifty_models_against_a_reference():
+    rng = np.random.default_rng(50)
+    n, k = 3000, 5
+    y = rng.integers(0, k, n)
+    preds = {f"m{i:02d}": np.where(rng.random(n) < 0.4 + 0.01 * i, y, rng.integers(0, k, n))
+             for i in range(50)}
+    res = fk.compare(y, preds, weights="quadratic", reference="m00", p_adjust="holm",
+                     n_resamples=2000, seed=0, method="percentile")
+    assert len(res.models) == 50 and len(res.pairs) == 49
+    for name in ("m00", "m17", "m49"):
+        assert res.models[name].estimate == pytest.approx(
+            fk.cohen_kappa(y, preds[name], weights="quadratic"), abs=1e-12)
+    best = res.pair("m49", "m00")
+    assert best.difference > 0 and best.p_adjusted < 0.05
+    asym = fk.compare(y, preds, weights="quadratic", method="asymptotic")
+    assert len(asym.pairs) == 50 * 49 // 2

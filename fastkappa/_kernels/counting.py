@@ -91,26 +91,37 @@ def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, n_chu
 def _quadratic_sums_narrow(a, b):
     """Five raw sums and the joint min/max of 8/16-bit inputs (int64 accumulators).
 
-    Returns (Sx, Sy, Sxx, Syy, Sxy, min, max) over both sides.
+    Returns (Sx, Sy, Sxx, Syy, Sxy, min, max) over both sides.  The min/max
+    run first, in the inputs' own narrow dtype (many lanes per vector), then
+    the sums; a chunk is small enough to be read twice from cache.
     """
+    if a.shape[0] == 0:
+        return (np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0),
+                np.int64(1 << 40), np.int64(-(1 << 40)))
+    amn = a[0]
+    amx = a[0]
+    bmn = b[0]
+    bmx = b[0]
+    for i in range(a.shape[0]):
+        amn = min(amn, a[i])
+        amx = max(amx, a[i])
+        bmn = min(bmn, b[i])
+        bmx = max(bmx, b[i])
     sx = np.int64(0)
     sy = np.int64(0)
     sxx = np.int64(0)
     syy = np.int64(0)
     sxy = np.int64(0)
-    mn = np.int64(1 << 40)
-    mx = -mn
     for i in range(a.shape[0]):
         u = np.int64(a[i])
         v = np.int64(b[i])
-        mn = min(mn, min(u, v))
-        mx = max(mx, max(u, v))
         sx += u
         sy += v
         sxx += u * u
         syy += v * v
         sxy += u * v
-    return sx, sy, sxx, syy, sxy, mn, mx
+    return (sx, sy, sxx, syy, sxy, min(np.int64(amn), np.int64(bmn)),
+            max(np.int64(amx), np.int64(bmx)))
 
 
 @jit()
