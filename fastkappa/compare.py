@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import html
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,188 +26,11 @@ from .bootstrap import (
     units_from_counts,
     units_from_rows,
 )
-from .results import KappaCI
+from .results import Comparison, KappaCI, PairDifference
 
 __all__ = ["Comparison", "PairDifference", "compare"]
 
 P_ADJUST = (None, "holm")
-
-
-@dataclass(frozen=True, eq=False)
-class PairDifference:
-    """``kappa[a] - kappa[b]`` on the same rows, with its interval and p-value.
-
-    ``p_value`` inverts the interval of the difference (the smallest level at
-    which it excludes 0); ``p_adjusted`` is the Holm-adjusted value when
-    ``p_adjust="holm"``, else equal to ``p_value``.
-    """
-
-    a: str
-    b: str
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    p_adjusted: float
-    standard_error: float = math.nan
-    distribution: np.ndarray = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict:
-        return {k: _clean(getattr(self, k)) for k in (
-            "a", "b", "difference", "low", "high", "p_value", "p_adjusted", "standard_error")}
-
-
-def _clean(v):
-    v = v.item() if isinstance(v, np.generic) else v
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
-
-def _f(x: float, digits: int = 3) -> str:
-    return "nan" if not math.isfinite(x) else f"{x:.{digits}f}"
-
-
-def _p(x: float) -> str:
-    if not math.isfinite(x):
-        return "nan"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
-
-
-@dataclass(frozen=True, eq=False)
-class Comparison:
-    """Result of :func:`fastkappa.compare`.
-
-    Attributes
-    ----------
-    models : dict
-        Model name -> :class:`KappaCI`, every model on the same rows and resamples.
-    pairs : list of PairDifference
-        Every pair (``a`` before ``b`` in the order given), or every model
-        against ``reference`` (``difference = kappa[model] - kappa[reference]``).
-    reference : str or None
-    method : str
-    confidence_level : float
-    n_resamples : int
-    p_adjust : None or "holm"
-    weights : None, str or "custom"
-    n : int
-        Rows scored (the rows every model could be scored on).
-    classes : ndarray
-    """
-
-    models: dict[str, KappaCI]
-    pairs: list[PairDifference]
-    reference: str | None
-    method: str
-    confidence_level: float
-    n_resamples: int
-    p_adjust: str | None
-    weights: str | None
-    n: int
-    classes: np.ndarray = field(repr=False)
-
-    def pair(self, a: str, b: str) -> PairDifference:
-        """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
-        for pd_ in self.pairs:
-            if (pd_.a, pd_.b) == (a, b):
-                return pd_
-            if (pd_.a, pd_.b) == (b, a):
-                return PairDifference(a, b, -pd_.difference, -pd_.high, -pd_.low,
-                                      pd_.p_value, pd_.p_adjusted, pd_.standard_error,
-                                      None if pd_.distribution is None else -pd_.distribution)
-        raise KeyError((a, b))
-
-    def to_dict(self) -> dict:
-        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
-        return {
-            "method": self.method, "confidence_level": self.confidence_level,
-            "n_resamples": self.n_resamples, "p_adjust": self.p_adjust,
-            "reference": self.reference, "weights": self.weights, "n": self.n,
-            "models": {k: v.to_dict() for k, v in self.models.items()},
-            "pairs": [p.to_dict() for p in self.pairs],
-        }
-
-    def to_dataframe(self, which: str = "pairs"):
-        """The pairs (default) or the models as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
-                              ) from None
-        if which == "pairs":
-            return pd.DataFrame([{**p.to_dict(), "difference": p.difference, "low": p.low,
-                                  "high": p.high, "p_value": p.p_value,
-                                  "p_adjusted": p.p_adjusted} for p in self.pairs])
-        if which == "models":
-            return pd.DataFrame([{"model": k, "kappa": v.estimate, "low": v.low,
-                                  "high": v.high, "standard_error": v.standard_error}
-                                 for k, v in self.models.items()])
-        raise ValueError(f"`which` must be 'pairs' or 'models'; got {which!r}.")
-
-    def _tables(self) -> tuple[list[list[str]], list[list[str]]]:
-        """The models and the pairs as rows of text (first row: the column titles).
-
-        Three decimals, more (up to five) where three would show an estimate
-        and a bound as the same number. With ``p_adjust`` both the raw and the
-        adjusted p-value are shown.
-        """
-        from .results import _digits
-
-        d = max([3, *(_digits(v.estimate, v.low, v.high, least=3, most=5)
-                      for v in self.models.values())])
-        models = [["model", "kappa", "low", "high"]]
-        for k, v in self.models.items():
-            models.append([k, _f(v.estimate, d), _f(v.low, d), _f(v.high, d)])
-        d = max([3, *(_digits(p.difference, p.low, p.high, least=3, most=5)
-                      for p in self.pairs)])
-        adjusted = self.p_adjust is not None
-        label = {"holm": "Holm"}.get(self.p_adjust, self.p_adjust)
-        pairs = [["a - b", "difference", "low", "high", "p"]
-                 + ([f"p ({label})"] if adjusted else [])]
-        for p in self.pairs:
-            pairs.append([f"{p.a} - {p.b}", _f(p.difference, d), _f(p.low, d), _f(p.high, d),
-                          _p(p.p_value)] + ([_p(p.p_adjusted)] if adjusted else []))
-        return models, pairs
-
-    def __str__(self) -> str:
-        def fmt(rows):
-            widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-            return ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
-                              for j, (c, w) in enumerate(zip(r, widths, strict=True)))
-                    for r in rows]
-
-        models, pairs = self._tables()
-        what = "kappa" if self.weights is None else f"{self.weights} kappa"
-        head = (f"{what} of {len(self.models)} models on {self.n} rows, "
-                f"{100 * self.confidence_level:g}% CI ({self.method}"
-                + (f", {self.n_resamples} paired resamples" if self.method != "asymptotic"
-                   else "") + ")"
-                + (f"; each model against {self.reference}" if self.reference is not None
-                   else ""))
-        return "\n".join([head, *fmt(models), "", *fmt(pairs)])
-
-    def __repr__(self) -> str:
-        return (f"Comparison(models={list(self.models)}, n_pairs={len(self.pairs)}, "
-                f"method={self.method!r}, reference={self.reference!r})")
-
-    def _repr_html_(self) -> str:
-        models, pairs = self._tables()
-        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + _html_table(models)
-                + _html_table(pairs))
-
-
-def _html_table(rows: list[list[str]]) -> str:
-    """An HTML table: the first row as column titles, numbers aligned right."""
-    def cell(j: int, text: str) -> str:
-        align = "left" if j == 0 else "right"
-        return f"<td style='text-align:{align}'>{html.escape(text)}</td>"
-
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>"
-                   for r in rows[1:])
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _p_from_position(q: float, b: int) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,7 @@ from . import _weights
 from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
 from ._validation import LUT_RANGE_MAX, _int_lut, chunked, encode_pair, minmax, n_chunks_for
 from .exceptions import UndefinedKappaWarning
+from .results import GroupKappa, KappaByGroup
 
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 
@@ -21,168 +21,6 @@ CI_METHODS = ("percentile", "basic", "bca", "asymptotic")
 DIRECT_GROUPS_MAX = 1 << 16
 #: the most per-chunk partial counts the group kernel allocates (all chunks together)
 GROUP_PARTIALS_MAX = 1 << 19
-
-
-class GroupKappa(float):
-    """One group's kappa: a float (the kappa) that also carries its row.
-
-    ``result["site-a"]`` compares and computes as the group's kappa, and has
-    the attributes ``group``, ``kappa``, ``n``, ``low`` and ``high``.
-    """
-
-    group: Any
-    n: float
-    low: float
-    high: float
-
-    def __new__(cls, group, kappa: float, n, low: float, high: float):
-        obj = super().__new__(cls, kappa)
-        obj.group, obj.n, obj.low, obj.high = group, n, low, high
-        return obj
-
-    @property
-    def kappa(self) -> float:
-        return float(self)
-
-    def _asdict(self) -> dict:
-        return {"group": self.group, "kappa": float(self), "n": self.n, "low": self.low,
-                "high": self.high}
-
-    def __repr__(self) -> str:
-        return (f"GroupKappa(group={self.group!r}, kappa={float(self)!r}, n={self.n!r}, "
-                f"low={self.low!r}, high={self.high!r})")
-
-    def __str__(self) -> str:
-        return float.__repr__(self)
-
-    def __reduce__(self):
-        return (GroupKappa, (self.group, float(self), self.n, self.low, self.high))
-
-
-def _fmt(x: float) -> str:
-    return "nan" if not np.isfinite(x) else f"{x:.4f}"
-
-
-def _fmt_n(n) -> str:
-    """Rows in a group: an integer with thousands separators (two decimals if weighted)."""
-    n = float(n)
-    return f"{int(n):,}" if n.is_integer() else f"{n:,.2f}"
-
-
-@dataclass(frozen=True, eq=False)
-class KappaByGroup:
-    """Kappa of every group, on the global class scale, plus the overall value.
-
-    Attributes
-    ----------
-    groups : ndarray
-        Sorted group keys.
-    kappa : ndarray
-        Kappa of each group (nan where undefined or where no row is left).
-    n : ndarray
-        Rows scored in each group (sum of ``sample_weight`` when weighted).
-    low, high : ndarray or None
-        Interval bounds per group when ``ci`` was a method.
-    overall : float
-        Kappa of all scored rows together.
-    confusion : ndarray of shape (G, K, K)
-        Each group's confusion matrix.
-    classes : ndarray
-        The classes (global, fixed from the full data).
-    """
-
-    groups: np.ndarray = field(repr=False)
-    kappa: np.ndarray = field(repr=False)
-    n: np.ndarray = field(repr=False)
-    overall: float
-    confusion: np.ndarray = field(repr=False)
-    classes: np.ndarray = field(repr=False)
-    weights: str | None = None
-    low: np.ndarray | None = field(default=None, repr=False)
-    high: np.ndarray | None = field(default=None, repr=False)
-    method: str | None = None
-    confidence_level: float | None = None
-
-    def __len__(self) -> int:
-        return len(self.groups)
-
-    def _index(self, group) -> int:
-        hits = np.flatnonzero(self.groups == group) if len(self.groups) else []
-        if len(hits) == 0:
-            raise KeyError(group)
-        return int(hits[0])
-
-    def __getitem__(self, group) -> GroupKappa:
-        i = self._index(group)
-        low = float(self.low[i]) if self.low is not None else float("nan")
-        high = float(self.high[i]) if self.high is not None else float("nan")
-        return GroupKappa(self.groups[i].item() if isinstance(self.groups[i], np.generic)
-                          else self.groups[i], float(self.kappa[i]), self.n[i].item(), low, high)
-
-    def __iter__(self):
-        return (self[g] for g in self.groups)
-
-    def to_dict(self) -> dict:
-        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
-
-        def clean(v):
-            v = v.item() if isinstance(v, np.generic) else v
-            return None if isinstance(v, float) and not np.isfinite(v) else v
-
-        rows = [{k: clean(v) for k, v in r._asdict().items()} for r in self]
-        if self.low is None:
-            for r in rows:
-                del r["low"], r["high"]
-        return {"overall": clean(self.overall), "weights": self.weights, "method": self.method,
-                "confidence_level": self.confidence_level, "groups": rows}
-
-    def to_dataframe(self):
-        """A pandas DataFrame with one row per group (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
-                              ) from None
-        data = {"group": self.groups, "n": self.n, "kappa": self.kappa}
-        if self.low is not None:
-            data["low"], data["high"] = self.low, self.high
-        return pd.DataFrame(data)
-
-    def _rows(self) -> list[list[str]]:
-        head = ["group", "n", "kappa"] + (["low", "high"] if self.low is not None else [])
-        out = [head]
-        for r in self:
-            row = [str(r.group), _fmt_n(r.n), _fmt(r.kappa)]
-            if self.low is not None:
-                row += [_fmt(r.low), _fmt(r.high)]
-            out.append(row)
-        return out
-
-    def __str__(self) -> str:
-        rows = self._rows()
-        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        what = "kappa" if self.weights is None else f"{self.weights} kappa"
-        ci = "" if self.method is None else (
-            f", {100 * self.confidence_level:g}% CI by {self.method}")
-        return "\n".join([f"{what} by group ({len(self)} groups{ci}); overall "
-                          f"{_fmt(self.overall)}", *lines])
-
-    def __repr__(self) -> str:
-        return (f"KappaByGroup(n_groups={len(self)}, overall={self.overall:.4f}, "
-                f"weights={self.weights!r}, method={self.method!r})")
-
-    def _repr_html_(self) -> str:
-        import html
-
-        rows = self._rows()
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-        body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:{'left' if j == 0 else 'right'}'>"
-                             f"{html.escape(c)}</td>" for j, c in enumerate(r)) + "</tr>"
-            for r in rows[1:])
-        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>"
-                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def _encode_groups(groups, n: int):

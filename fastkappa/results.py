@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KappaCI"]
+__all__ = ["Comparison", "GroupKappa", "KappaByGroup", "KappaCI", "PairDifference"]
 
 _METHOD_LABELS = {
     "percentile": "percentile",
@@ -182,3 +182,348 @@ class KappaCI:
         if distribution:
             out["distribution"] = [_json_float(v) for v in np.asarray(self.distribution)]
         return out
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@dataclass(frozen=True, eq=False)
+class PairDifference:
+    """``kappa[a] - kappa[b]`` on the same rows, with its interval and p-value.
+
+    ``p_value`` inverts the interval of the difference (the smallest level at
+    which it excludes 0); ``p_adjusted`` is the Holm-adjusted value when
+    ``p_adjust="holm"``, else equal to ``p_value``.
+    """
+
+    a: str
+    b: str
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float
+    standard_error: float = math.nan
+    distribution: np.ndarray = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return {k: _clean(getattr(self, k)) for k in (
+            "a", "b", "difference", "low", "high", "p_value", "p_adjusted", "standard_error")}
+
+
+def _clean(v):
+    v = v.item() if isinstance(v, np.generic) else v
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p(x: float) -> str:
+    if not math.isfinite(x):
+        return "nan"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Result of :func:`fastkappa.compare`.
+
+    Attributes
+    ----------
+    models : dict
+        Model name -> :class:`KappaCI`, every model on the same rows and resamples.
+    pairs : list of PairDifference
+        Every pair (``a`` before ``b`` in the order given), or every model
+        against ``reference`` (``difference = kappa[model] - kappa[reference]``).
+    reference : str or None
+    method : str
+    confidence_level : float
+    n_resamples : int
+    p_adjust : None or "holm"
+    weights : None, str or "custom"
+    n : int
+        Rows scored (the rows every model could be scored on).
+    classes : ndarray
+    """
+
+    models: dict[str, KappaCI]
+    pairs: list[PairDifference]
+    reference: str | None
+    method: str
+    confidence_level: float
+    n_resamples: int
+    p_adjust: str | None
+    weights: str | None
+    n: int
+    classes: np.ndarray = field(repr=False)
+
+    def pair(self, a: str, b: str) -> PairDifference:
+        """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
+        for pd_ in self.pairs:
+            if (pd_.a, pd_.b) == (a, b):
+                return pd_
+            if (pd_.a, pd_.b) == (b, a):
+                return PairDifference(a, b, -pd_.difference, -pd_.high, -pd_.low,
+                                      pd_.p_value, pd_.p_adjusted, pd_.standard_error,
+                                      None if pd_.distribution is None else -pd_.distribution)
+        raise KeyError((a, b))
+
+    def to_dict(self) -> dict:
+        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
+        return {
+            "method": self.method, "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples, "p_adjust": self.p_adjust,
+            "reference": self.reference, "weights": self.weights, "n": self.n,
+            "models": {k: v.to_dict() for k, v in self.models.items()},
+            "pairs": [p.to_dict() for p in self.pairs],
+        }
+
+    def to_dataframe(self, which: str = "pairs"):
+        """The pairs (default) or the models as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+                              ) from None
+        if which == "pairs":
+            return pd.DataFrame([{**p.to_dict(), "difference": p.difference, "low": p.low,
+                                  "high": p.high, "p_value": p.p_value,
+                                  "p_adjusted": p.p_adjusted} for p in self.pairs])
+        if which == "models":
+            return pd.DataFrame([{"model": k, "kappa": v.estimate, "low": v.low,
+                                  "high": v.high, "standard_error": v.standard_error}
+                                 for k, v in self.models.items()])
+        raise ValueError(f"`which` must be 'pairs' or 'models'; got {which!r}.")
+
+    def _tables(self) -> tuple[list[list[str]], list[list[str]]]:
+        """The models and the pairs as rows of text (first row: the column titles).
+
+        Three decimals, more (up to five) where three would show an estimate
+        and a bound as the same number. With ``p_adjust`` both the raw and the
+        adjusted p-value are shown.
+        """
+        from .results import _digits
+
+        d = max([3, *(_digits(v.estimate, v.low, v.high, least=3, most=5)
+                      for v in self.models.values())])
+        models = [["model", "kappa", "low", "high"]]
+        for k, v in self.models.items():
+            models.append([k, _f(v.estimate, d), _f(v.low, d), _f(v.high, d)])
+        d = max([3, *(_digits(p.difference, p.low, p.high, least=3, most=5)
+                      for p in self.pairs)])
+        adjusted = self.p_adjust is not None
+        label = {"holm": "Holm"}.get(self.p_adjust, self.p_adjust)
+        pairs = [["a - b", "difference", "low", "high", "p"]
+                 + ([f"p ({label})"] if adjusted else [])]
+        for p in self.pairs:
+            pairs.append([f"{p.a} - {p.b}", _f(p.difference, d), _f(p.low, d), _f(p.high, d),
+                          _p(p.p_value)] + ([_p(p.p_adjusted)] if adjusted else []))
+        return models, pairs
+
+    def __str__(self) -> str:
+        def fmt(rows):
+            widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+            return ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
+                              for j, (c, w) in enumerate(zip(r, widths, strict=True)))
+                    for r in rows]
+
+        models, pairs = self._tables()
+        what = "kappa" if self.weights is None else f"{self.weights} kappa"
+        head = (f"{what} of {len(self.models)} models on {self.n} rows, "
+                f"{100 * self.confidence_level:g}% CI ({self.method}"
+                + (f", {self.n_resamples} paired resamples" if self.method != "asymptotic"
+                   else "") + ")"
+                + (f"; each model against {self.reference}" if self.reference is not None
+                   else ""))
+        return "\n".join([head, *fmt(models), "", *fmt(pairs)])
+
+    def __repr__(self) -> str:
+        return (f"Comparison(models={list(self.models)}, n_pairs={len(self.pairs)}, "
+                f"method={self.method!r}, reference={self.reference!r})")
+
+    def _repr_html_(self) -> str:
+        models, pairs = self._tables()
+        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + _html_table(models)
+                + _html_table(pairs))
+
+
+def _html_table(rows: list[list[str]]) -> str:
+    """An HTML table: the first row as column titles, numbers aligned right."""
+    def cell(j: int, text: str) -> str:
+        align = "left" if j == 0 else "right"
+        return f"<td style='text-align:{align}'>{html.escape(text)}</td>"
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(cell(j, c) for j, c in enumerate(r)) + "</tr>"
+                   for r in rows[1:])
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+# --------------------------------------------------------------------------- groups
+
+
+class GroupKappa(float):
+    """One group's kappa: a float (the kappa) that also carries its row.
+
+    ``result["site-a"]`` compares and computes as the group's kappa, and has
+    the attributes ``group``, ``kappa``, ``n``, ``low`` and ``high``.
+    """
+
+    group: Any
+    n: float
+    low: float
+    high: float
+
+    def __new__(cls, group, kappa: float, n, low: float, high: float):
+        obj = super().__new__(cls, kappa)
+        obj.group, obj.n, obj.low, obj.high = group, n, low, high
+        return obj
+
+    @property
+    def kappa(self) -> float:
+        return float(self)
+
+    def _asdict(self) -> dict:
+        return {"group": self.group, "kappa": float(self), "n": self.n, "low": self.low,
+                "high": self.high}
+
+    def __repr__(self) -> str:
+        return (f"GroupKappa(group={self.group!r}, kappa={float(self)!r}, n={self.n!r}, "
+                f"low={self.low!r}, high={self.high!r})")
+
+    def __str__(self) -> str:
+        return float.__repr__(self)
+
+    def __reduce__(self):
+        return (GroupKappa, (self.group, float(self), self.n, self.low, self.high))
+
+
+def _fmt_kappa(x: float) -> str:
+    return "nan" if not np.isfinite(x) else f"{x:.4f}"
+
+
+def _fmt_n(n) -> str:
+    """Rows in a group: an integer with thousands separators (two decimals if weighted)."""
+    n = float(n)
+    return f"{int(n):,}" if n.is_integer() else f"{n:,.2f}"
+
+
+@dataclass(frozen=True, eq=False)
+class KappaByGroup:
+    """Kappa of every group, on the global class scale, plus the overall value.
+
+    Attributes
+    ----------
+    groups : ndarray
+        Sorted group keys.
+    kappa : ndarray
+        Kappa of each group (nan where undefined or where no row is left).
+    n : ndarray
+        Rows scored in each group (sum of ``sample_weight`` when weighted).
+    low, high : ndarray or None
+        Interval bounds per group when ``ci`` was a method.
+    overall : float
+        Kappa of all scored rows together.
+    confusion : ndarray of shape (G, K, K)
+        Each group's confusion matrix.
+    classes : ndarray
+        The classes (global, fixed from the full data).
+    """
+
+    groups: np.ndarray = field(repr=False)
+    kappa: np.ndarray = field(repr=False)
+    n: np.ndarray = field(repr=False)
+    overall: float
+    confusion: np.ndarray = field(repr=False)
+    classes: np.ndarray = field(repr=False)
+    weights: str | None = None
+    low: np.ndarray | None = field(default=None, repr=False)
+    high: np.ndarray | None = field(default=None, repr=False)
+    method: str | None = None
+    confidence_level: float | None = None
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def _index(self, group) -> int:
+        hits = np.flatnonzero(self.groups == group) if len(self.groups) else []
+        if len(hits) == 0:
+            raise KeyError(group)
+        return int(hits[0])
+
+    def __getitem__(self, group) -> GroupKappa:
+        i = self._index(group)
+        low = float(self.low[i]) if self.low is not None else float("nan")
+        high = float(self.high[i]) if self.high is not None else float("nan")
+        return GroupKappa(self.groups[i].item() if isinstance(self.groups[i], np.generic)
+                          else self.groups[i], float(self.kappa[i]), self.n[i].item(), low, high)
+
+    def __iter__(self):
+        return (self[g] for g in self.groups)
+
+    def to_dict(self) -> dict:
+        """Plain Python data (NaN as None, so ``json.dumps`` writes valid JSON)."""
+
+        def clean(v):
+            v = v.item() if isinstance(v, np.generic) else v
+            return None if isinstance(v, float) and not np.isfinite(v) else v
+
+        rows = [{k: clean(v) for k, v in r._asdict().items()} for r in self]
+        if self.low is None:
+            for r in rows:
+                del r["low"], r["high"]
+        return {"overall": clean(self.overall), "weights": self.weights, "method": self.method,
+                "confidence_level": self.confidence_level, "groups": rows}
+
+    def to_dataframe(self):
+        """A pandas DataFrame with one row per group (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+                              ) from None
+        data = {"group": self.groups, "n": self.n, "kappa": self.kappa}
+        if self.low is not None:
+            data["low"], data["high"] = self.low, self.high
+        return pd.DataFrame(data)
+
+    def _rows(self) -> list[list[str]]:
+        head = ["group", "n", "kappa"] + (["low", "high"] if self.low is not None else [])
+        out = [head]
+        for r in self:
+            row = [str(r.group), _fmt_n(r.n), _fmt_kappa(r.kappa)]
+            if self.low is not None:
+                row += [_fmt_kappa(r.low), _fmt_kappa(r.high)]
+            out.append(row)
+        return out
+
+    def __str__(self) -> str:
+        rows = self._rows()
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        what = "kappa" if self.weights is None else f"{self.weights} kappa"
+        ci = "" if self.method is None else (
+            f", {100 * self.confidence_level:g}% CI by {self.method}")
+        return "\n".join([f"{what} by group ({len(self)} groups{ci}); overall "
+                          f"{_fmt_kappa(self.overall)}", *lines])
+
+    def __repr__(self) -> str:
+        return (f"KappaByGroup(n_groups={len(self)}, overall={self.overall:.4f}, "
+                f"weights={self.weights!r}, method={self.method!r})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = self._rows()
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:{'left' if j == 0 else 'right'}'>"
+                             f"{html.escape(c)}</td>" for j, c in enumerate(r)) + "</tr>"
+            for r in rows[1:])
+        return (f"<p>{html.escape(str(self).splitlines()[0])}</p>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
