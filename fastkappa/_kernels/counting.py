@@ -23,12 +23,12 @@ from ._jit import jit
 
 @jit()
 def _slot(v, off, last):
-    d = np.int64(v) - off
-    if d < 0:
-        d = 0
-    if d > last:
-        d = last
-    return d
+    """LUT index of value ``v``: ``v - off`` clamped to ``last``.
+
+    One unsigned ``min`` does both ends: a value below the range wraps to a
+    huge unsigned number and lands on ``last`` (the invalid entry) too.
+    """
+    return min(np.uint64(np.int64(v) - off), np.uint64(last))
 
 
 @jit()
