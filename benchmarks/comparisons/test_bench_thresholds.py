@@ -9,7 +9,8 @@ method="nelder-mead")`` from ``[0.5, 1.5, 2.5, 3.5]``, K = 5, on true grades
 plus Gaussian noise.  Each benchmark checks its answer: fastkappa's QWK must
 be at least the recipe's (it is the exact optimum).  ``test_speed_ratio``
 times both once on the same data and asserts the >= 100x target; run with
-``-s`` to see the ratio.
+``-s`` to see the ratio (and without ``--benchmark-only``, which skips tests
+that do not use the ``benchmark`` fixture).
 """
 
 from __future__ import annotations
