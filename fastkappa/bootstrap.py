@@ -561,16 +561,25 @@ def _undefined_result(method: str, cl: float, stacklevel: int) -> KappaCI:
                    distribution=np.empty(0), n_undefined=0)
 
 
-def _standard_errors(units: Units, wmat: np.ndarray) -> tuple[float, float]:
-    """FCE SE and null SE (iid counts), or their weighted / cluster-robust forms."""
-    table = units.table()
-    info = _asymptotic.cell_influence(table, wmat)
+def model_variances(units: Units, wmat: np.ndarray, m: int = 0
+                    ) -> tuple[_asymptotic.CellInfluence, float, float]:
+    """Influence functions, variance and null variance of model ``m``'s kappa.
+
+    FCE for iid counts; the weighted / cluster-robust forms otherwise.
+    """
+    info = _asymptotic.cell_influence(units.table(m), wmat)
     if units.kind == "cells":
         var, var0 = _asymptotic._fce_from_info(info, info.n)
     else:
         var, var0 = _asymptotic.robust_variances(
-            info, units.cell_t, units.cell_p[:, 0], units.type_counts, units.type_ptr,
+            info, units.cell_t, units.cell_p[:, m], units.type_counts, units.type_ptr,
             units.type_cell, units.type_val, units.n_rows)
+    return info, var, var0
+
+
+def _standard_errors(units: Units, wmat: np.ndarray) -> tuple[float, float]:
+    """FCE SE and null SE (iid counts), or their weighted / cluster-robust forms."""
+    _, var, var0 = model_variances(units, wmat)
     return math.sqrt(max(var, 0.0)), math.sqrt(max(var0, 0.0))
 
 

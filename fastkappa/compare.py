@@ -22,6 +22,7 @@ from .bootstrap import (
     encode_clusters,
     full_kappas,
     jackknife_kappas,
+    model_variances,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
@@ -109,19 +110,6 @@ def _joint_cells(t_idx: np.ndarray, p_idx: np.ndarray, k: int):
     cell_t = t_idx[first].astype(np.int64)
     cell_p = np.ascontiguousarray(p_idx[:, first].T.astype(np.int64))
     return cells.astype(np.int64), cell_t, cell_p
-
-
-def _variances(units, wmat, m: int):
-    """(info, var, var0) of model ``m`` (iid FCE, or weighted / cluster-robust)."""
-    table = units.table(m)
-    info = _asymptotic.cell_influence(table, wmat)
-    if units.kind == "cells":
-        var, var0 = _asymptotic._fce_from_info(info, info.n)
-    else:
-        var, var0 = _asymptotic.robust_variances(
-            info, units.cell_t, units.cell_p[:, m], units.type_counts, units.type_ptr,
-            units.type_cell, units.type_val, units.n_rows)
-    return info, var, var0
 
 
 # --------------------------------------------------------------------------- public
@@ -277,7 +265,7 @@ def compare(
     n_models = len(names)
     infos, ses, se0s = [], [], []
     for m in range(n_models):
-        info, var, var0 = _variances(units, wmat, m)
+        info, var, var0 = model_variances(units, wmat, m)
         infos.append(info)
         ses.append(math.sqrt(max(var, 0.0)))
         se0s.append(math.sqrt(max(var0, 0.0)))
