@@ -9,6 +9,7 @@ input) or, for row-level work such as cluster resampling, dense class indices.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,17 +42,36 @@ def _kernels():
     return counting
 
 
+_thread = threading.local()
+#: kernels with integer results only: one block or many give the same answer
+_EXACT_KERNELS = frozenset({"_accumulate_confusion", "_accumulate_group_confusion",
+                            "_accumulate_quadratic_sums", "_minmax"})
+
+
+def use_serial_kernels() -> None:
+    """Make later :func:`chunked` calls on this thread run the serial twin.
+
+    For worker threads that each count their own share of the rows: a
+    parallel kernel started from several threads at once would only fight
+    over the cores, and its idle workers would spin against the others.
+    Only integer kernels follow it; the float-summing ones keep their fixed
+    blocks so that their rounding never depends on the caller.
+    """
+    _thread.serial = True
+
+
 def chunked(name: str, n: int, *args, n_chunks: int | None = None):
     """Run counting kernel ``name`` over ``n`` rows: its serial twin below the
-    parallel threshold, else the parallel kernel with ``n_chunks_for(n)`` blocks
-    (or ``n_chunks``, when the caller caps it).
+    parallel threshold (or on a thread marked by :func:`use_serial_kernels`),
+    else the parallel kernel with ``n_chunks_for(n)`` blocks (or ``n_chunks``,
+    when the caller caps it).
 
     Both return per-chunk partials with a leading chunk axis.
     """
     kern = _kernels()
     if n_chunks is None:
         n_chunks = n_chunks_for(n)
-    if n_chunks == 1:
+    if n_chunks == 1 or (name in _EXACT_KERNELS and getattr(_thread, "serial", False)):
         return getattr(kern, name + "_serial")(*args)
     return getattr(kern, name)(*args, n_chunks)
 
@@ -92,6 +112,15 @@ def _int_lut(lo: int, hi: int, slots: np.ndarray, invalid: int) -> tuple[int, np
     lut[-1] = invalid
     lut[1:-1] = slots
     return lo - 1, lut
+
+
+def _is_plain_range(lut: np.ndarray) -> bool:
+    """True when ``lut`` maps its inner entries to slots 0, 1, ... and both ends
+    to the invalid slot right after them, so a kernel may compute the slot as
+    the clamped value and skip the table."""
+    k = len(lut) - 2
+    return bool(lut[0] == k and lut[-1] == k
+                and np.array_equal(lut[1:-1], np.arange(k, dtype=lut.dtype)))
 
 
 def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> CodesColumn:
@@ -172,8 +201,9 @@ class EncodedPair:
         t, p = self.t, self.p
         n = self.n_input
         if self.sample_weight is None:
+            direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
-                           p.off, p.lut, s)
+                           p.off, p.lut, s, direct)
             table = flat.sum(axis=0).reshape(s, s)
             wtable = None
         else:

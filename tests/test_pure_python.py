@@ -37,6 +37,7 @@ SCRIPT = textwrap.dedent("""
         "weighted": fk.cohen_kappa(y, a, weights="linear", sample_weight=w),
         "strings": fk.cohen_kappa(np.array(list("abcd"))[y], np.array(list("abcd"))[a]),
         "confusion": fk.confusion_matrix(y, a).tolist(),
+        "confusion_gaps": fk.confusion_matrix(3 * y, 3 * a).tolist(),  # through the LUTs
         "groups": fk.kappa_by_group(y, a, g).kappa.tolist(),
         "groups_weighted": fk.kappa_by_group(y, a, g, sample_weight=w).kappa.tolist(),
         "thresholds": fk.optimize_thresholds(y, y + rng.normal(0, 0.6, n)).tolist(),

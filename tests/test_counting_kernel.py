@@ -1,0 +1,138 @@
+"""The confusion counting kernel against a brute-force count.
+
+The kernel has two ways to find a row's cell (through the lookup tables, or
+straight from the value when both tables are the plain range), a four-way
+split of the increments with a remainder, and blocks of ``_BLOCK`` rows;
+each is checked here on values inside and outside the table's range.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastkappa._kernels import counting
+from fastkappa._validation import (
+    PARALLEL_MIN_ROWS,
+    _int_lut,
+    _is_plain_range,
+    chunked,
+    use_serial_kernels,
+)
+
+
+def brute_force(t, t_off, t_lut, p, p_off, p_lut, s):
+    """The documented rule, one row at a time: slot = lut[clamp(v - off)]."""
+    out = np.zeros(s * s, dtype=np.int64)
+    for a, b in zip(t.tolist(), p.tolist(), strict=True):
+        i = t_lut[min(max(a - t_off, 0), len(t_lut) - 1)]
+        j = p_lut[min(max(b - p_off, 0), len(p_lut) - 1)]
+        out[i * s + j] += 1
+    return out
+
+
+DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16]
+
+
+@st.composite
+def columns(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    info = np.iinfo(dtype)
+    k = draw(st.integers(1, 9))
+    lo = draw(st.integers(max(int(info.min), -50), min(int(info.max) - k + 1, 50)))
+    n = draw(st.sampled_from([0, 1, 3, 4, 5, 2047, 2048, 2049, 5000]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    # mostly in range, some just outside on both sides, some far outside
+    vals = rng.integers(lo - 2, lo + k + 2, n)
+    far = rng.random(n) < 0.02
+    vals[far] = rng.choice([int(info.min), int(info.max)], far.sum())
+    vals = np.clip(vals, info.min, info.max).astype(dtype)
+    plain = draw(st.booleans())
+    slots = np.arange(k) if plain else rng.permutation(k + 2)[:k] % (k + 2)
+    off, lut = _int_lut(lo, lo + k - 1, slots, k)
+    return vals, off, lut, k
+
+
+@settings(max_examples=60, deadline=None)
+@given(columns(), st.data())
+def test_kernel_matches_brute_force(col, data):
+    t, t_off, t_lut, k = col
+    # the other side: same length, its own table over the same classes
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    p = rng.permutation(t) if len(t) else t
+    p_off, p_lut = t_off, t_lut.copy()
+    s = k + 3
+    expected = brute_force(t, t_off, t_lut, p, p_off, p_lut, s)
+    got = counting._accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, False)
+    np.testing.assert_array_equal(got[0], expected)
+    direct = _is_plain_range(t_lut) and _is_plain_range(p_lut)
+    if direct:
+        got = counting._accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, True)
+        np.testing.assert_array_equal(got[0], expected)
+    parts = counting._accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, 3)
+    np.testing.assert_array_equal(parts.sum(axis=0), expected)
+
+
+def test_kernel_direct_path_with_large_table():
+    """Above the four-way split's size limit the single-table loop counts."""
+    k = 100  # (k + 3)^2 > 4096 cells
+    rng = np.random.default_rng(3)
+    t = rng.integers(-3, k + 3, 10_000)
+    p = rng.integers(-3, k + 3, 10_000)
+    off, lut = _int_lut(0, k - 1, np.arange(k), k)
+    assert (k + 3) ** 2 > counting._SPLIT_MAX_CELLS
+    expected = brute_force(t, off, lut, p, off, lut, k + 3)
+    for direct in (False, True):
+        got = counting._accumulate_confusion_serial(t, off, lut, p, off, lut, k + 3, direct)
+        np.testing.assert_array_equal(got[0], expected)
+
+
+def test_is_plain_range():
+    assert _is_plain_range(_int_lut(3, 7, np.arange(5), 5)[1])
+    assert not _is_plain_range(_int_lut(3, 7, np.array([0, 1, 2, 4, 3]), 5)[1])
+    # a hole (a value between classes that is not a class) is not plain
+    assert not _is_plain_range(_int_lut(0, 2, np.array([0, 2, 1]), 2)[1])
+    assert not _is_plain_range(_int_lut(0, 1, np.array([0, 3]), 2)[1])
+
+
+def test_use_serial_kernels_only_on_marked_threads():
+    n = 2 * PARALLEL_MIN_ROWS
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 4, n)
+    p = rng.integers(0, 4, n)
+    w = rng.random(n)
+    off, lut = _int_lut(0, 3, np.arange(4), 4)
+    args = (t, off, lut, p, off, lut, 7, True)
+    out = {}
+
+    def marked():
+        use_serial_kernels()
+        out["counts"] = chunked("_accumulate_confusion", n, *args)
+        # a float-summing kernel keeps its fixed blocks
+        out["weighted"] = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off,
+                                  lut, w, 7)
+
+    th = threading.Thread(target=marked)
+    th.start()
+    th.join()
+    here = chunked("_accumulate_confusion", n, *args)
+    assert out["counts"].shape[0] == 1 and here.shape[0] > 1
+    np.testing.assert_array_equal(out["counts"][0], here.sum(axis=0))
+    weighted = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off, lut, w, 7)
+    assert out["weighted"][0].shape == weighted[0].shape
+    np.testing.assert_array_equal(out["weighted"][0], weighted[0])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64])
+def test_extreme_values_land_on_the_invalid_slot(dtype):
+    info = np.iinfo(dtype)
+    t = np.array([info.min, info.max, 0, 1], dtype=dtype)
+    off, lut = _int_lut(0, 1, np.arange(2), 2)
+    got = counting._accumulate_confusion_serial(t, off, lut, t, off, lut, 5, True)[0]
+    np.testing.assert_array_equal(got, brute_force(t.astype(object), off, lut,
+                                                   t.astype(object), off, lut, 5))
