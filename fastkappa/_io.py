@@ -65,6 +65,34 @@ class Source:
     columns: list[str]
     n_rows: int | None = None
     _open: object = None  # callable(needed, types) -> iterator of pyarrow RecordBatch
+    #: Parquet: rows in each row group (None for CSV)
+    row_groups: list[int] | None = None
+    _group_reader: object = None  # callable() -> callable(i, needed) -> batch iterator
+
+    def group_reader(self):
+        """A reader of single row groups, for one thread.
+
+        Returns ``read(i, needed)``, which yields row group ``i``'s record
+        batches decoded on the calling thread alone (each thread works on
+        its own file handle), with Arrow errors turned into
+        :class:`DataError`.  Only Parquet sources have one.
+        """
+        import pyarrow as pa
+
+        read = self._group_reader()
+        first = np.concatenate([[1], np.cumsum(self.row_groups)]).tolist()
+
+        def batches(i: int, needed: list[str]) -> Iterator:
+            row = first[i]
+            try:
+                for batch in read(i, needed):
+                    yield batch
+                    row += batch.num_rows
+            except pa.ArrowInvalid as e:
+                raise DataError(
+                    f"{self.name}: cannot parse the rows after row {row - 1}: {e}") from None
+
+        return batches
 
     def check_columns(self, needed: list[str]) -> None:
         """Raise :class:`DataError` listing the columns that exist."""
@@ -187,7 +215,19 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
         return pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(needed),
                                use_threads=True)
 
-    return Source(name, "parquet", columns, pf.metadata.num_rows, batches)
+    def group_reader():
+        own = pq.ParquetFile(pa.BufferReader(path_or_bytes)
+                             if isinstance(path_or_bytes, bytes) else path_or_bytes)
+
+        def read(i, needed):
+            return own.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[i],
+                                    columns=list(needed), use_threads=False)
+
+        return read
+
+    md = pf.metadata
+    sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+    return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader)
 
 
 def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None = None,
@@ -206,7 +246,7 @@ def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None
 
     source.check_columns(needed)
     types = types or {}
-    bar = _progress_bar(source) if progress else None
+    bar = progress_bar(source) if progress else None
     row = 1
     it = iter(source._open(needed, types))
     if prefetch > 0:
@@ -272,7 +312,8 @@ def _prefetched(it, depth: int):
         worker.join()
 
 
-def _progress_bar(source: Source):
+def progress_bar(source: Source):
+    """A tqdm bar on stderr over ``source``'s rows (None without tqdm)."""
     try:
         from tqdm import tqdm
     except ImportError:

@@ -267,6 +267,102 @@ def test_main_threads(files, graded, capsys):
     assert res["kappa"] == pytest.approx(cohen_kappa_score(graded["grade"], graded["model_a"]))
 
 
+# ------------------------------------------------------- Parquet row groups in parallel
+
+
+def _threads(argv, capsys, n):
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        return run_json([*argv, "--threads", str(n)], capsys)
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys):
+    """The parallel row-group path (5 row groups) against the one-thread path and the library."""
+    assert len(pq.ParquetFile(files["parquet"]).metadata.to_dict()["row_groups"]) == 5
+    argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_b", "--weights",
+            "quadratic", "--ci", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
+            "patient", "--by", "site"]
+    one, two = _threads(argv, capsys, 1), _threads(argv, capsys, 2)
+    assert one == two
+    ci = fk.kappa_ci(graded["grade"], graded["model_b"], weights="quadratic", method="bca",
+                     n_resamples=300, seed=2, clusters=graded["patient"])
+    assert two["kappa"] == pytest.approx(ci.estimate, rel=1e-12)
+    assert two["ci"]["low"] == pytest.approx(ci.low, rel=1e-12)  # rows kept in file order
+    assert two["ci"]["high"] == pytest.approx(ci.high, rel=1e-12)
+    ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
+                            weights="quadratic")
+    assert [g["group"] for g in two["groups"]] == ref.groups.tolist()
+    assert [g["n_rows"] for g in two["groups"]] == ref.n.tolist()
+    np.testing.assert_allclose([g["kappa"] for g in two["groups"]], ref.kappa, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind):
+    """Each row group holds its own labels: the merged result has the sorted union."""
+    t = np.array([0, 1, 1, 0, 5, 7, 7, 5, 2, 2, 9, 9])
+    p = np.array([0, 1, 0, 0, 5, 7, 5, 5, 2, 9, 9, 2])
+    if kind == "str":
+        t, p = np.array([f"g{v}" for v in t]), np.array([f"g{v}" for v in p])
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pa.table({"t": t, "p": p}), path, row_group_size=4)
+    one = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 1)
+    two = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 2)
+    assert one == two
+    assert two["labels"] == np.unique(np.concatenate([t, p])).tolist()
+    assert two["kappa"] == pytest.approx(cohen_kappa_score(t, p), rel=1e-12)
+    np.testing.assert_array_equal(two["confusion"], fk.confusion_matrix(t, p))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads):
+    """Bad values in several row groups: the error names the first in file order."""
+    import numba
+
+    n = 4000
+    t = np.zeros(n, dtype=np.int64)
+    p = np.zeros(n, dtype=np.int64)
+    p[2500] = 9  # row group 2 (data rows 2001-3000)
+    p[3999] = 8  # row group 3
+    t[1234] = -1  # row group 1, data row 1235: the first
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"t": t, "p": p}), path, row_group_size=1000)
+    before = numba.get_num_threads()
+    try:
+        for _ in range(3):  # whichever worker meets which error first
+            code, _, err = run(["score", str(path), "--true", "t", "--pred", "p",
+                                "--n-classes", "3", "--threads", str(threads)], capsys)
+            assert code == 1
+            assert "row 1235: column 't' holds -1, which is not one of the declared" in err
+        t[1234] = 0
+        p[10] = 7  # whole-number floats are labels too
+        pq.write_table(pa.table({"t": t, "p": p.astype(np.float64)}), path,
+                       row_group_size=1000)
+        code, _, err = run(["score", str(path), "--true", "t", "--pred", "p",
+                            "--n-classes", "3", "--threads", str(threads)], capsys)
+        assert code == 1 and "row 11: column 'p' holds" in err
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_main_row_groups_missing_values(tmp_path, capsys):
+    t = pa.array([0, 1, 2, None, 1, 0, 2, 2, 1], pa.int64())
+    p = pa.array([0, 1, 2, 1, 1, None, 2, 1, 1], pa.int64())
+    path = tmp_path / "na.parquet"
+    pq.write_table(pa.table({"t": t, "p": p}), path, row_group_size=3)
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1 and "row 4: column 't' is empty or missing" in err
+    res = _threads(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
+                   capsys, 2)
+    keep = [0, 1, 2, 4, 6, 7, 8]
+    tv, pv = np.array(t.to_pylist(), dtype=object), np.array(p.to_pylist(), dtype=object)
+    expected = cohen_kappa_score(tv[keep].astype(int), pv[keep].astype(int))
+    assert res["n_rows"] == 7 and res["kappa"] == pytest.approx(expected, rel=1e-12)
+
+
 def test_make_parser_progress_only_on_terminals(monkeypatch):
     from fastkappa import cli
 
@@ -294,12 +390,13 @@ def test_main_progress_bar_on_terminals(files, monkeypatch, capsys):
 
     monkeypatch.setattr(_io, "PROGRESS_DELAY", 0.0)
     monkeypatch.setattr(_io, "CSV_BLOCK_SIZE", 1 << 12)
-    argv = ["score", files["csv"], "--true", "grade", "--pred", "model_a"]
-    for quiet, shown in (([], True), (["--quiet"], False)):
-        fake = Tty()
-        monkeypatch.setattr(sys, "stderr", fake)
-        assert main([*argv, *quiet]) == 0
-        assert ("rows" in fake.getvalue()) is shown
+    for kind in ("csv", "parquet"):  # the Parquet file's row groups are read in parallel
+        argv = ["score", files[kind], "--true", "grade", "--pred", "model_a"]
+        for quiet, shown in (([], True), (["--quiet"], False)):
+            fake = Tty()
+            monkeypatch.setattr(sys, "stderr", fake)
+            assert main([*argv, *quiet]) == 0
+            assert ("rows" in fake.getvalue()) is shown
     capsys.readouterr()
 
 
