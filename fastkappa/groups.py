@@ -10,7 +10,15 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
-from ._validation import LUT_RANGE_MAX, _int_lut, chunked, encode_pair, minmax, n_chunks_for
+from ._validation import (
+    LUT_RANGE_MAX,
+    _int_lut,
+    _is_plain_range,
+    chunked,
+    encode_pair,
+    minmax,
+    n_chunks_for,
+)
 from .exceptions import UndefinedKappaWarning
 from .results import GroupKappa, KappaByGroup
 
@@ -23,11 +31,20 @@ DIRECT_GROUPS_MAX = 1 << 16
 GROUP_PARTIALS_MAX = 1 << 19
 
 
-def _encode_groups(groups, n: int):
-    """Group slots: ``(values, off, lut, keys, provisional)``; slot G is "missing".
+#: rows sampled (evenly spaced, the last included) to guess integer group ids' range
+GUESS_SAMPLE = 4096
+
+
+def _encode_groups(groups, n: int, guess: bool = False):
+    """Group slots: ``(values, off, lut, keys, provisional, guessed)``; slot G is "missing".
 
     ``provisional``: the keys are a whole integer range, some of which may not
     occur; the caller drops groups without any row after counting.
+    ``guessed`` (only with ``guess=True``): that range comes from a sample of
+    the ids instead of a pass over all of them; any row outside it lands in
+    slot G, which integer ids never reach otherwise, and the caller then
+    encodes again with ``guess=False``.  Sorted ids are always right (the
+    first and last rows are in the sample), and so are ids drawn from a range.
     """
     col = as_column(groups, "groups")
     if isinstance(col, MatrixColumn):
@@ -39,14 +56,20 @@ def _encode_groups(groups, n: int):
         from ._kernels import counting
 
         v = col.values
-        lo, hi = minmax(v)
+        guessed = guess and n > GUESS_SAMPLE
+        if guessed:
+            sample = np.append(v[::n // GUESS_SAMPLE], v[-1])
+            lo, hi = int(sample.min()), int(sample.max())
+            guessed = hi - lo < min(DIRECT_GROUPS_MAX, n)
+        if not guessed:
+            lo, hi = minmax(v)
         if hi - lo < min(DIRECT_GROUPS_MAX, n):
             # one slot per value in lo..hi; groups that never occur are dropped after
             # counting (saves a histogram pass)
             keys = np.arange(lo, hi + 1, dtype=np.int64)
             g = len(keys)
             off, lut = _int_lut(lo, hi, np.arange(g, dtype=np.int32), g)
-            return v, off, lut, keys, True
+            return v, off, lut, keys, True, guessed
         if hi - lo < LUT_RANGE_MAX:
             present = counting._histogram(v, lo, hi - lo + 1) > 0
             keys = np.flatnonzero(present).astype(np.int64) + lo
@@ -54,7 +77,7 @@ def _encode_groups(groups, n: int):
             slots = np.full(hi - lo + 1, g, dtype=np.int32)
             slots[keys - lo] = np.arange(g, dtype=np.int32)
             off, lut = _int_lut(lo, hi, slots, g)
-            return v, off, lut, keys, False
+            return v, off, lut, keys, False, False
         keys, inverse = np.unique(v, return_inverse=True)
         col = CodesColumn(inverse.astype(np.int64), keys, kind="num")
     if isinstance(col, FloatColumn):
@@ -77,7 +100,7 @@ def _encode_groups(groups, n: int):
     slots = np.full(len(cats) + 1, g, dtype=np.int32)  # code -1 -> missing
     slots[np.asarray(order, dtype=np.int64) + 1] = np.arange(g, dtype=np.int32)
     off, lut = _int_lut(-1, len(cats) - 1, slots, g)
-    return codes, off, lut, keys, False
+    return codes, off, lut, keys, False, False
 
 
 def _compact_lut(lut: np.ndarray, occurs: np.ndarray) -> np.ndarray:
@@ -99,6 +122,25 @@ def _group_kappas(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
         kappa = np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1.0),
                          np.nan)
     return kappa, n
+
+
+def _count_groups(enc, gv, goff, glut, g: int):
+    """Per-group (G + 1, s, s) counts, and weighted sums (None without weights)."""
+    n = enc.n_input
+    s = enc.n_classes + 3
+    t, p = enc.t, enc.p
+    # every chunk zeroes and sums its own (G + 1) * s * s partials: few chunks when
+    # that stack is large (integer counts, so the result never depends on it)
+    n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
+    if enc.sample_weight is None:
+        direct = all(_is_plain_range(lut) for lut in (glut, t.lut, p.lut))
+        flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
+                       t.lut, p.values, p.off, p.lut, s, direct, g, n_chunks=n_chunks)
+        return flat.sum(axis=0).reshape(g + 1, s, s), None
+    wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
+                          t.values, t.off, t.lut, p.values, p.off, p.lut,
+                          enc.sample_weight, s, g, n_chunks=n_chunks)
+    return flat.sum(axis=0).reshape(g + 1, s, s), wflat.sum(axis=0).reshape(g + 1, s, s)
 
 
 def kappa_by_group(
@@ -163,27 +205,14 @@ def kappa_by_group(
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights,
                       defer_count=True)
     n = enc.n_input
-    gv, goff, glut, keys, provisional_groups = _encode_groups(groups, n)
-    g = len(keys)
     k = enc.n_classes
     s = k + 3
-
-    t, p = enc.t, enc.p
-    # many groups: fewer rows per chunk would not pay for their (G + 1) * s * s partials
-    # every chunk zeroes and sums its own (G + 1) * s * s partials: few chunks when
-    # that stack is large (integer counts, so the result never depends on it)
-    n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
-    if enc.sample_weight is None:
-        flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
-                       t.lut, p.values, p.off, p.lut, s, g, n_chunks=n_chunks)
-        counts = flat.sum(axis=0).reshape(g + 1, s, s)
-        wsum = None
-    else:
-        wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
-                              t.values, t.off, t.lut, p.values, p.off, p.lut,
-                              enc.sample_weight, s, g, n_chunks=n_chunks)
-        counts = flat.sum(axis=0).reshape(g + 1, s, s)
-        wsum = wflat.sum(axis=0).reshape(g + 1, s, s)
+    gv, goff, glut, keys, provisional_groups, guessed = _encode_groups(groups, n, guess=True)
+    counts, wsum = _count_groups(enc, gv, goff, glut, len(keys))
+    if guessed and counts[-1].any():  # ids outside the sampled range: count again
+        gv, goff, glut, keys, provisional_groups, _ = _encode_groups(groups, n)
+        counts, wsum = _count_groups(enc, gv, goff, glut, len(keys))
+    g = len(keys)
     if provisional_groups:
         occurs = counts[:g].reshape(g, -1).sum(axis=1) > 0
         if not occurs.all():

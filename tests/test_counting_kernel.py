@@ -136,3 +136,30 @@ def test_extreme_values_land_on_the_invalid_slot(dtype):
     got = counting._accumulate_confusion_serial(t, off, lut, t, off, lut, 5, True)[0]
     np.testing.assert_array_equal(got, brute_force(t.astype(object), off, lut,
                                                    t.astype(object), off, lut, 5))
+
+
+@pytest.mark.parametrize("plain", [True, False])
+@pytest.mark.parametrize("n", [0, 5, 2048, 4099])
+def test_group_kernel_matches_brute_force(plain, n):
+    rng = np.random.default_rng(n)
+    k, n_groups = 4, 7
+    t = rng.integers(-1, k + 1, n)
+    p = rng.integers(-1, k + 1, n)
+    g = rng.integers(-2, n_groups + 2, n)  # some ids outside the table: the extra slot
+    off, lut = _int_lut(0, k - 1, np.arange(k) if plain else np.array([2, 0, 3, 1]), k)
+    g_slots = np.arange(n_groups) if plain else rng.permutation(n_groups)
+    g_off, g_lut = _int_lut(0, n_groups - 1, g_slots, n_groups)
+    s = k + 3
+    expected = np.zeros((n_groups + 1) * s * s, dtype=np.int64)
+    for a, b, c in zip(t.tolist(), p.tolist(), g.tolist(), strict=True):
+        gi = g_lut[min(max(c - g_off, 0), len(g_lut) - 1)]
+        expected[gi * s * s:(gi + 1) * s * s] += brute_force(
+            np.array([a]), off, lut, np.array([b]), off, lut, s)
+    direct = plain
+    assert _is_plain_range(g_lut) is plain and _is_plain_range(lut) is plain
+    got = counting._accumulate_group_confusion_serial(g, g_off, g_lut, t, off, lut, p, off,
+                                                      lut, s, direct, n_groups)
+    np.testing.assert_array_equal(got[0], expected)
+    parts = counting._accumulate_group_confusion(g, g_off, g_lut, t, off, lut, p, off, lut, s,
+                                                 direct, n_groups, 3)
+    np.testing.assert_array_equal(parts.sum(axis=0), expected)

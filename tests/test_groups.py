@@ -192,3 +192,42 @@ def test_kappa_by_group_integer_ids_with_gaps_and_weighted_intervals():
             fk.cohen_kappa(t[m], p[m], sample_weight=w[m], labels=res.classes), abs=1e-12)
         assert res[key].n == pytest.approx(w[m].sum())
         assert res[key].low < res[key].kappa < res[key].high
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.UndefinedKappaWarning")  # one-row groups
+@pytest.mark.parametrize("case", ["sorted", "outlier_near", "outlier_far", "negative",
+                                  "weighted_outlier"])
+def test_kappa_by_group_integer_ids_outside_the_sampled_range(case):
+    """Integer ids' range is first guessed from a sample: a row outside it must
+    still be counted in its own group (the ids are counted again)."""
+    from fastkappa.groups import GUESS_SAMPLE
+
+    rng = np.random.default_rng(5)
+    n = 20 * GUESS_SAMPLE
+    t = rng.integers(0, 4, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, 4, n))
+    g = rng.integers(0, 40, n)
+    w = None
+    if case == "sorted":
+        g = np.sort(g)
+    elif case == "outlier_near":
+        g[1] = 57  # row 1 is never in the evenly spaced sample
+    elif case == "outlier_far":
+        g[1] = 10**9  # outside even the one-slot-per-id range
+    elif case == "negative":
+        g = g - 100
+        g[3] = -1000
+    else:
+        g[1] = -7
+        w = rng.random(n) + 0.5
+    res = fk.kappa_by_group(t, p, g, sample_weight=w)
+    assert list(res.groups) == sorted(set(g.tolist()))
+    for key in res.groups:
+        m = g == key
+        if m.sum() == 1:
+            continue  # a single row: kappa undefined
+        expected = fk.cohen_kappa(t[m], p[m], labels=res.classes,
+                                  sample_weight=None if w is None else w[m])
+        assert res[key].kappa == pytest.approx(expected, abs=1e-12)
+    np.testing.assert_array_equal(res.confusion.sum(axis=0).round(9),
+                                  fk.confusion_matrix(t, p, sample_weight=w).round(9))

@@ -268,26 +268,52 @@ def _histogram(a, off, n_bins):
 
 
 @jit()
-def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, acc):
+def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
     """Add rows into ``acc`` (flat, length n_groups * s * s): one s x s table per group.
 
     Group slots come from ``g_lut`` like class slots; a group slot equal to
     ``n_groups`` (not a known group) is never produced by the wrapper's LUT.
+    Two passes per block, as in :func:`_count_block`; ``direct`` means all
+    three LUTs are the plain range.  One table: with many groups, rows that
+    land on the same cell close together are rare.
     """
-    lg = g_lut.shape[0] - 1
-    lt = t_lut.shape[0] - 1
-    lp = p_lut.shape[0] - 1
+    lg = np.uint64(g_lut.shape[0] - 1)
+    lt = np.uint64(t_lut.shape[0] - 1)
+    lp = np.uint64(p_lut.shape[0] - 1)
     ss = s * s
-    for i in range(t.shape[0]):
-        k = g_lut[_slot(g[i], g_off, lg)]
-        a = t_lut[_slot(t[i], t_off, lt)]
-        b = p_lut[_slot(p[i], p_off, lp)]
-        acc[k * ss + a * s + b] += 1
+    groups = g_lut.astype(np.int64) * ss
+    rows = t_lut.astype(np.int64) * s
+    cols = p_lut.astype(np.int64)
+    g_first = g_off + 1
+    t_first = t_off + 1
+    p_first = p_off + 1
+    g_inv = np.uint64(g_lut.shape[0] - 2)
+    t_inv = np.uint64(t_lut.shape[0] - 2)
+    p_inv = np.uint64(p_lut.shape[0] - 2)
+    buf = np.empty(_BLOCK, dtype=np.intp)
+    n = t.shape[0]
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        gb = g[lo:hi]
+        tb = t[lo:hi]
+        pb = p[lo:hi]
+        m = hi - lo
+        if direct:
+            for j in range(m):
+                buf[j] = (np.int64(_slot(gb[j], g_first, g_inv)) * ss
+                          + np.int64(_slot(tb[j], t_first, t_inv)) * s
+                          + np.int64(_slot(pb[j], p_first, p_inv)))
+        else:
+            for j in range(m):
+                buf[j] = (groups[_slot(gb[j], g_off, lg)] + rows[_slot(tb[j], t_off, lt)]
+                          + cols[_slot(pb[j], p_off, lp)])
+        for j in range(m):
+            acc[buf[j]] += 1
 
 
 @jit(parallel=True)
 def _accumulate_group_confusion(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
-                                n_groups, n_chunks):
+                                direct, n_groups, n_chunks):
     """Per-chunk (n_groups + 1) stacks of s x s tables: ``(n_chunks, (G + 1) * s * s)``.
 
     The extra last group collects rows whose group id is missing or unknown.
@@ -300,7 +326,7 @@ def _accumulate_group_confusion(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lu
         lo = min(n, c * step)
         hi = min(n, lo + step)
         _count_groups_block(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi], p_off,
-                            p_lut, s, out[c])
+                            p_lut, s, direct, out[c])
     return out
 
 
@@ -370,9 +396,9 @@ def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s
 
 @jit()
 def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
-                                       n_groups):
+                                       direct, n_groups):
     out = np.zeros((1, (n_groups + 1) * s * s), dtype=np.int64)
-    _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, out[0])
+    _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0])
     return out
 
 
