@@ -163,3 +163,19 @@ def test_group_kernel_matches_brute_force(plain, n):
     parts = counting._accumulate_group_confusion(g, g_off, g_lut, t, off, lut, p, off, lut, s,
                                                  direct, n_groups, 3)
     np.testing.assert_array_equal(parts.sum(axis=0), expected)
+
+
+def test_flush_groups_places_compact_cells_and_zeroes():
+    """The compact (G + 1) x (K + 1)^2 int32 table lands on the s x s layout."""
+    rng = np.random.default_rng(1)
+    n_groups, k = 3, 4
+    rt = rp = k + 1
+    s = k + 3
+    small = rng.integers(0, 1000, (n_groups + 1) * rt * rp).astype(np.int32)
+    acc = rng.integers(0, 10, (n_groups + 1) * s * s).astype(np.int64)
+    expected = acc.reshape(n_groups + 1, s, s).copy()
+    expected[:, :rt, :rp] += small.reshape(n_groups + 1, rt, rp)
+    keep = small.copy()
+    counting._flush_groups(small, rt, rp, s, acc)
+    np.testing.assert_array_equal(acc.reshape(n_groups + 1, s, s), expected)
+    assert not small.any() and keep.any()

@@ -267,15 +267,35 @@ def _histogram(a, off, n_bins):
     return out
 
 
+#: rows counted into the int32 tables before they are added into the int64 result
+_FLUSH_ROWS = 1 << 30
+
+
+@jit()
+def _flush_groups(small, rt, rp, s, acc):
+    """Add the compact (G + 1) x rt x rp int32 table into ``acc``'s s x s layout; zero it."""
+    rr = rt * rp
+    ss = s * s
+    for k in range(small.shape[0] // rr):
+        for a in range(rt):
+            for b in range(rp):
+                acc[k * ss + a * s + b] += small[k * rr + a * rp + b]
+    small[:] = 0
+
+
 @jit()
 def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
     """Add rows into ``acc`` (flat, length n_groups * s * s): one s x s table per group.
 
     Group slots come from ``g_lut`` like class slots; a group slot equal to
     ``n_groups`` (not a known group) is never produced by the wrapper's LUT.
-    Two passes per block, as in :func:`_count_block`; ``direct`` means all
-    three LUTs are the plain range.  One table: with many groups, rows that
-    land on the same cell close together are rare.
+    Two passes per block, as in :func:`_count_block`; one table, since with
+    many groups neighbouring rows rarely share a cell.  With ``direct`` (all
+    three LUTs the plain range) a slot is at most the invalid one, so each
+    group needs only (K + 1) x (K + 1) cells: those are counted in a compact
+    int32 table, a third of the memory the increments would otherwise roam,
+    and added into ``acc`` at the end (and every ``_FLUSH_ROWS`` rows, long
+    before an int32 count could overflow).
     """
     lg = np.uint64(g_lut.shape[0] - 1)
     lt = np.uint64(t_lut.shape[0] - 1)
@@ -290,8 +310,13 @@ def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, di
     g_inv = np.uint64(g_lut.shape[0] - 2)
     t_inv = np.uint64(t_lut.shape[0] - 2)
     p_inv = np.uint64(p_lut.shape[0] - 2)
+    rt = t_lut.shape[0] - 1  # compact table: slots 0..K, K the invalid one
+    rp = p_lut.shape[0] - 1
+    rr = rt * rp
+    small = np.zeros((g_lut.shape[0] - 1) * rr if direct else 0, dtype=np.int32)
     buf = np.empty(_BLOCK, dtype=np.intp)
     n = t.shape[0]
+    since = 0
     for lo in range(0, n, _BLOCK):
         hi = min(n, lo + _BLOCK)
         gb = g[lo:hi]
@@ -299,16 +324,24 @@ def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, di
         pb = p[lo:hi]
         m = hi - lo
         if direct:
+            if since + m > _FLUSH_ROWS:
+                _flush_groups(small, rt, rp, s, acc)
+                since = 0
+            since += m
             for j in range(m):
-                buf[j] = (np.int64(_slot(gb[j], g_first, g_inv)) * ss
-                          + np.int64(_slot(tb[j], t_first, t_inv)) * s
+                buf[j] = (np.int64(_slot(gb[j], g_first, g_inv)) * rr
+                          + np.int64(_slot(tb[j], t_first, t_inv)) * rp
                           + np.int64(_slot(pb[j], p_first, p_inv)))
+            for j in range(m):
+                small[buf[j]] += 1
         else:
             for j in range(m):
                 buf[j] = (groups[_slot(gb[j], g_off, lg)] + rows[_slot(tb[j], t_off, lt)]
                           + cols[_slot(pb[j], p_off, lp)])
-        for j in range(m):
-            acc[buf[j]] += 1
+            for j in range(m):
+                acc[buf[j]] += 1
+    if direct:
+        _flush_groups(small, rt, rp, s, acc)
 
 
 @jit(parallel=True)
