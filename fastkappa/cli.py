@@ -122,7 +122,8 @@ def make_parser() -> argparse.ArgumentParser:
     """
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--threads", type=_positive_int, metavar="N",
-                        help="number of threads for the counting kernels (numba)")
+                        help="threads for the counting kernels (numba), and for reading a "
+                        "Parquet file's row groups in parallel (default: every core)")
     common.add_argument("--format", choices=FORMATS, default="text",
                         help="output format (default: text); json writes NaN as null")
     common.add_argument("--quiet", "-q", action="store_true",
