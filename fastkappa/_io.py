@@ -67,25 +67,49 @@ class Source:
     _open: object = None  # callable(needed, types) -> iterator of pyarrow RecordBatch
     #: Parquet: rows in each row group (None for CSV)
     row_groups: list[int] | None = None
-    _group_reader: object = None  # callable() -> callable(i, needed) -> batch iterator
+    _group_reader: object = None  # callable() -> callable(groups, needed) -> batch iterator
+
+    def row_group_units(self, rows: int | None = None) -> list[tuple[int, list[int]]]:
+        """Consecutive row groups packed into units of at least ``rows`` rows
+        (default: a Parquet batch, ``PARQUET_BATCH_ROWS``).
+
+        Returns ``(first_row, [row group numbers])`` per unit, in file order
+        (``first_row`` is 1-based).  Small row groups go together so that a
+        unit pays pyarrow's per-read cost once; a large row group is a unit
+        of its own.
+        """
+        rows = PARQUET_BATCH_ROWS if rows is None else rows
+        units: list[tuple[int, list[int]]] = []
+        first, start, size = 1, 1, 0
+        members: list[int] = []
+        for i, n in enumerate(self.row_groups or ()):
+            members.append(i)
+            size += n
+            first += n
+            if size >= rows:
+                units.append((start, members))
+                start, size, members = first, 0, []
+        if members:
+            units.append((start, members))
+        return units
 
     def group_reader(self):
-        """A reader of single row groups, for one thread.
+        """A reader of whole row groups, for one thread.
 
-        Returns ``read(i, needed)``, which yields row group ``i``'s record
-        batches decoded on the calling thread alone (each thread works on
-        its own file handle), with Arrow errors turned into
+        Returns ``read(first_row, groups, needed)``, which yields the record
+        batches of the row groups ``groups`` (consecutive, starting at data row
+        ``first_row``) decoded on the calling thread alone (each thread works
+        on its own file handle), with Arrow errors turned into
         :class:`DataError`.  Only Parquet sources have one.
         """
         import pyarrow as pa
 
         read = self._group_reader()
-        first = np.concatenate([[1], np.cumsum(self.row_groups)]).tolist()
 
-        def batches(i: int, needed: list[str]) -> Iterator:
-            row = first[i]
+        def batches(first_row: int, groups: list[int], needed: list[str]) -> Iterator:
+            row = first_row
             try:
-                for batch in read(i, needed):
+                for batch in read(groups, needed):
                     yield batch
                     row += batch.num_rows
             except pa.ArrowInvalid as e:
@@ -219,8 +243,8 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
         own = pq.ParquetFile(pa.BufferReader(path_or_bytes)
                              if isinstance(path_or_bytes, bytes) else path_or_bytes)
 
-        def read(i, needed):
-            return own.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[i],
+        def read(groups, needed):
+            return own.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=list(groups),
                                     columns=list(needed), use_threads=False)
 
         return read

@@ -756,10 +756,10 @@ class _Counter:
 
 
 class _RowGroupQueue:
-    """Hands out row group numbers in file order; stops at the first failure.
+    """Hands out work unit numbers in file order; stops at the first failure.
 
-    Each failure is kept with its row group, so that the one reported is the
-    first in the file whatever the order in which the workers met them.
+    Each failure is kept with its unit, so that the one reported is the first
+    in the file whatever the order in which the workers met them.
     """
 
     def __init__(self, n: int) -> None:
@@ -791,19 +791,21 @@ class _RowGroupQueue:
 def _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads) -> None:
     """Score a Parquet file's row groups in parallel, into ``acc``, ``groups``, ``rows``.
 
-    Each worker thread takes the next row group, decodes it alone and counts
-    it into accumulators of its own; the accumulators are merged at the end
-    (exact integer counts, so the thread count never changes a result).  On
-    two cores this keeps both busy without the reader and the counting ever
-    waiting for each other, which interleaving them per batch cannot.  Memory
-    holds one record batch per worker; ``--clusters`` rows are put back into
-    file order.
+    Each worker thread takes the next unit (consecutive row groups holding at
+    least a batch of rows, see :meth:`Source.row_group_units`), decodes it
+    alone and counts it into accumulators of its own; the accumulators are
+    merged at the end (exact integer counts, so the thread count never
+    changes a result).  On two cores this keeps both busy without the reader
+    and the counting ever waiting for each other, which interleaving them per
+    batch cannot.  Memory holds one record batch per worker; ``--clusters``
+    rows are put back into file order.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     import fastkappa as fk
 
-    todo = _RowGroupQueue(len(src.row_groups))
+    units = src.row_group_units()
+    todo = _RowGroupQueue(len(units))
     bar = progress_bar(src) if _progress(args) else None
     kept: dict[int, dict[str, list]] = {}
 
@@ -815,8 +817,8 @@ def _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads)
         while (i := todo.take()) is not None:
             part = {c: [] for c in needed} if args.clusters else {}
             try:
-                row0 = 1 + sum(src.row_groups[:i])
-                for batch in read(i, needed):
+                row0, members = units[i]
+                for batch in read(row0, members, needed):
                     cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
                     _score_batch(args, row0, cols, mine.update, conv, my_groups, part,
                                  declared, needed)
@@ -836,7 +838,7 @@ def _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads)
             futures = [pool.submit(work) for _ in range(n_workers)]
             try:
                 done = [f.result() for f in futures]
-            except BaseException:  # Ctrl-C: no new row groups, then out
+            except BaseException:  # Ctrl-C: no new units, then out
                 todo.stop()
                 raise
     finally:
@@ -891,7 +893,7 @@ def _cmd_score(args) -> Output:
     groups: dict[Any, fk.CohenKappa] = {}
     rows: dict[str, list] = {c: [] for c in needed} if args.clusters else {}
     with _serial_kernels() as n_threads:
-        if n_threads > 1 and len(src.row_groups or ()) > 1:
+        if n_threads > 1 and len(src.row_group_units()) > 1:
             _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads)
         else:
             with _Counter(acc, n_threads) as counter:

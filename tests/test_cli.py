@@ -270,6 +270,34 @@ def test_main_threads(files, graded, capsys):
 # ------------------------------------------------------- Parquet row groups in parallel
 
 
+@pytest.fixture
+def parallel_units(monkeypatch):
+    """Small work units, so that the small test files are read in parallel;
+    counts the parallel runs."""
+    from fastkappa import _io, cli
+
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 600)
+    calls = []
+    inner = cli._score_row_groups
+
+    def spy(*a, **kw):
+        calls.append(a[1].name)
+        return inner(*a, **kw)
+
+    monkeypatch.setattr(cli, "_score_row_groups", spy)
+    return calls
+
+
+def test_row_group_units_pack_small_groups():
+    from fastkappa._io import Source
+
+    src = Source("x", "parquet", [], 0, None, [3, 4, 10, 1, 1, 1, 2])
+    assert src.row_group_units(5) == [(1, [0, 1]), (8, [2]), (18, [3, 4, 5, 6])]
+    assert src.row_group_units(100) == [(1, [0, 1, 2, 3, 4, 5, 6])]
+    assert src.row_group_units(1) == [(1, [0]), (4, [1]), (8, [2]), (18, [3]), (19, [4]),
+                                      (20, [5]), (21, [6])]
+
+
 def _threads(argv, capsys, n):
     import numba
 
@@ -280,14 +308,14 @@ def _threads(argv, capsys, n):
         numba.set_num_threads(before)
 
 
-def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys):
+def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys, parallel_units):
     """The parallel row-group path (5 row groups) against the one-thread path and the library."""
     assert len(pq.ParquetFile(files["parquet"]).metadata.to_dict()["row_groups"]) == 5
     argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_b", "--weights",
             "quadratic", "--ci", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
             "patient", "--by", "site"]
     one, two = _threads(argv, capsys, 1), _threads(argv, capsys, 2)
-    assert one == two
+    assert one == two and len(parallel_units) == 1  # two threads: the parallel path
     ci = fk.kappa_ci(graded["grade"], graded["model_b"], weights="quadratic", method="bca",
                      n_resamples=300, seed=2, clusters=graded["patient"])
     assert two["kappa"] == pytest.approx(ci.estimate, rel=1e-12)
@@ -301,7 +329,7 @@ def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys):
 
 
 @pytest.mark.parametrize("kind", ["int", "str"])
-def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind):
+def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind, parallel_units):
     """Each row group holds its own labels: the merged result has the sorted union."""
     t = np.array([0, 1, 1, 0, 5, 7, 7, 5, 2, 2, 9, 9])
     p = np.array([0, 1, 0, 0, 5, 7, 5, 5, 2, 9, 9, 2])
@@ -309,16 +337,19 @@ def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind):
         t, p = np.array([f"g{v}" for v in t]), np.array([f"g{v}" for v in p])
     path = tmp_path / "groups.parquet"
     pq.write_table(pa.table({"t": t, "p": p}), path, row_group_size=4)
+    from fastkappa import _io
+
+    _io.PARQUET_BATCH_ROWS = 4  # one row group per unit (the fixture restores it)
     one = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 1)
     two = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 2)
-    assert one == two
+    assert one == two and len(parallel_units) == 1
     assert two["labels"] == np.unique(np.concatenate([t, p])).tolist()
     assert two["kappa"] == pytest.approx(cohen_kappa_score(t, p), rel=1e-12)
     np.testing.assert_array_equal(two["confusion"], fk.confusion_matrix(t, p))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads):
+def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads, parallel_units):
     """Bad values in several row groups: the error names the first in file order."""
     import numba
 
@@ -337,6 +368,7 @@ def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads):
                                 "--n-classes", "3", "--threads", str(threads)], capsys)
             assert code == 1
             assert "row 1235: column 't' holds -1, which is not one of the declared" in err
+        assert len(parallel_units) == (3 if threads == 2 else 0)
         t[1234] = 0
         p[10] = 7  # whole-number floats are labels too
         pq.write_table(pa.table({"t": t, "p": p.astype(np.float64)}), path,
@@ -348,11 +380,14 @@ def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads):
         numba.set_num_threads(before)
 
 
-def test_main_row_groups_missing_values(tmp_path, capsys):
+def test_main_row_groups_missing_values(tmp_path, capsys, parallel_units):
     t = pa.array([0, 1, 2, None, 1, 0, 2, 2, 1], pa.int64())
     p = pa.array([0, 1, 2, 1, 1, None, 2, 1, 1], pa.int64())
     path = tmp_path / "na.parquet"
     pq.write_table(pa.table({"t": t, "p": p}), path, row_group_size=3)
+    from fastkappa import _io
+
+    _io.PARQUET_BATCH_ROWS = 3  # one row group per unit (the fixture restores it)
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
     assert code == 1 and "row 4: column 't' is empty or missing" in err
     res = _threads(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
@@ -361,6 +396,7 @@ def test_main_row_groups_missing_values(tmp_path, capsys):
     tv, pv = np.array(t.to_pylist(), dtype=object), np.array(p.to_pylist(), dtype=object)
     expected = cohen_kappa_score(tv[keep].astype(int), pv[keep].astype(int))
     assert res["n_rows"] == 7 and res["kappa"] == pytest.approx(expected, rel=1e-12)
+    assert len(parallel_units) == 2
 
 
 def test_make_parser_progress_only_on_terminals(monkeypatch):
@@ -390,7 +426,8 @@ def test_main_progress_bar_on_terminals(files, monkeypatch, capsys):
 
     monkeypatch.setattr(_io, "PROGRESS_DELAY", 0.0)
     monkeypatch.setattr(_io, "CSV_BLOCK_SIZE", 1 << 12)
-    for kind in ("csv", "parquet"):  # the Parquet file's row groups are read in parallel
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 600)  # row groups read in parallel
+    for kind in ("csv", "parquet"):
         argv = ["score", files[kind], "--true", "grade", "--pred", "model_a"]
         for quiet, shown in (([], True), (["--quiet"], False)):
             fake = Tty()
