@@ -200,15 +200,15 @@ class EncodedPair:
         s = k + 3
         t, p = self.t, self.p
         n = self.n_input
+        direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
         if self.sample_weight is None:
-            direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
                            p.off, p.lut, s, direct)
             table = flat.sum(axis=0).reshape(s, s)
             wtable = None
         else:
             wflat, flat = chunked("_accumulate_confusion_weighted", n, t.values, t.off, t.lut,
-                                  p.values, p.off, p.lut, self.sample_weight, s)
+                                  p.values, p.off, p.lut, self.sample_weight, s, direct)
             # partial sums added in a fixed order: independent of the thread count
             wtable = wflat.sum(axis=0).reshape(s, s)
             table = flat.sum(axis=0).reshape(s, s)
@@ -380,19 +380,22 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         raise ValueError(
             f"`sample_weight` must have one weight per row: got {w.shape[0]} weights for "
             f"{n} rows.")
-    if not np.all(np.isfinite(w)):
+    w = np.ascontiguousarray(w)
+    # one pass for sum, min and max; only a non-finite sum needs a closer look
+    stats = chunked("_weight_stats", n, w) if n else np.zeros((1, 3))
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = stats[:, 0].sum()
+    if not np.isfinite(total) and not np.all(np.isfinite(w)):
         raise ValueError("`sample_weight` must be finite (it holds nan or inf).")
-    if np.any(w < 0):
+    if n and stats[:, 1].min() < 0:
         raise ValueError("`sample_weight` must be non-negative (it holds negative weights).")
-    if not np.any(w > 0):
+    if not (n and stats[:, 2].max() > 0):
         raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
                          "positive weight.")
-    with np.errstate(over="ignore"):
-        total = w.sum()
     if not np.isfinite(total):
         raise ValueError("`sample_weight` sums past the float64 range; rescale the weights "
                          "(kappa does not change when all weights are multiplied by a constant).")
-    return np.ascontiguousarray(w)
+    return w
 
 
 def _check_labels(labels, n_classes):

@@ -132,14 +132,14 @@ def _count_groups(enc, gv, goff, glut, g: int):
     # every chunk zeroes and sums its own (G + 1) * s * s partials: few chunks when
     # that stack is large (integer counts, so the result never depends on it)
     n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
+    direct = all(_is_plain_range(lut) for lut in (glut, t.lut, p.lut))
     if enc.sample_weight is None:
-        direct = all(_is_plain_range(lut) for lut in (glut, t.lut, p.lut))
         flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
                        t.lut, p.values, p.off, p.lut, s, direct, g, n_chunks=n_chunks)
         return flat.sum(axis=0).reshape(g + 1, s, s), None
     wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
                           t.values, t.off, t.lut, p.values, p.off, p.lut,
-                          enc.sample_weight, s, g, n_chunks=n_chunks)
+                          enc.sample_weight, s, direct, g, n_chunks=n_chunks)
     return flat.sum(axis=0).reshape(g + 1, s, s), wflat.sum(axis=0).reshape(g + 1, s, s)
 
 

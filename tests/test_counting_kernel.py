@@ -115,7 +115,7 @@ def test_use_serial_kernels_only_on_marked_threads():
         out["counts"] = chunked("_accumulate_confusion", n, *args)
         # a float-summing kernel keeps its fixed blocks
         out["weighted"] = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off,
-                                  lut, w, 7)
+                                  lut, w, 7, True)
 
     th = threading.Thread(target=marked)
     th.start()
@@ -123,7 +123,8 @@ def test_use_serial_kernels_only_on_marked_threads():
     here = chunked("_accumulate_confusion", n, *args)
     assert out["counts"].shape[0] == 1 and here.shape[0] > 1
     np.testing.assert_array_equal(out["counts"][0], here.sum(axis=0))
-    weighted = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off, lut, w, 7)
+    weighted = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off, lut, w, 7,
+                       True)
     assert out["weighted"][0].shape == weighted[0].shape
     np.testing.assert_array_equal(out["weighted"][0], weighted[0])
 
@@ -179,3 +180,51 @@ def test_flush_groups_places_compact_cells_and_zeroes():
     counting._flush_groups(small, rt, rp, s, acc)
     np.testing.assert_array_equal(acc.reshape(n_groups + 1, s, s), expected)
     assert not small.any() and keep.any()
+
+
+@pytest.mark.parametrize("plain", [True, False])
+@pytest.mark.parametrize("n", [0, 7, 2048, 5001])
+def test_weighted_kernels_match_brute_force(plain, n):
+    rng = np.random.default_rng(n + plain)
+    k, n_groups = 5, 4
+    t = rng.integers(-1, k + 1, n)
+    p = rng.integers(-1, k + 1, n)
+    g = rng.integers(-1, n_groups + 1, n)
+    w = rng.random(n)
+    slots = np.arange(k) if plain else np.array([3, 0, 4, 1, 2])
+    off, lut = _int_lut(0, k - 1, slots, k)
+    g_off, g_lut = _int_lut(0, n_groups - 1, np.arange(n_groups) if plain
+                            else np.array([1, 0, 3, 2]), n_groups)
+    s = k + 3
+
+    def slot(v, o, lt):
+        return lt[np.clip(v - o, 0, len(lt) - 1)]
+
+    cells = slot(t, off, lut) * s + slot(p, off, lut)
+    want_w = np.zeros(s * s)
+    np.add.at(want_w, cells, w)
+    want_n = np.bincount(cells, minlength=s * s)
+    for kern in (counting._accumulate_confusion_weighted_serial,
+                 lambda *a: counting._accumulate_confusion_weighted(*a, 3)):
+        got_w, got_n = kern(t, off, lut, p, off, lut, w, s, plain)
+        np.testing.assert_allclose(got_w.sum(axis=0), want_w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(got_n.sum(axis=0), want_n)
+    gcells = slot(g, g_off, g_lut) * s * s + cells
+    size = (n_groups + 1) * s * s
+    want_w = np.zeros(size)
+    np.add.at(want_w, gcells, w)
+    got_w, got_n = counting._accumulate_group_confusion_weighted(
+        g, g_off, g_lut, t, off, lut, p, off, lut, w, s, plain, n_groups, 2)
+    np.testing.assert_allclose(got_w.sum(axis=0), want_w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got_n.sum(axis=0), np.bincount(gcells, minlength=size))
+
+
+def test_weight_stats():
+    w = np.array([0.5, 2.0, 0.0, 1.5, 3.0])
+    got = counting._weight_stats_serial(w)[0]
+    np.testing.assert_allclose(got, [7.0, 0.0, 3.0])
+    parts = counting._weight_stats(np.tile(w, 1000), 3)
+    assert parts[:, 0].sum() == pytest.approx(7000.0)
+    assert parts[:, 1].min() == 0.0 and parts[:, 2].max() == 3.0
+    for bad in (np.nan, np.inf, -np.inf):
+        assert not np.isfinite(counting._weight_stats_serial(np.append(w, bad))[0, 0])

@@ -38,27 +38,40 @@ _SPLIT_MAX_CELLS = 4096
 
 
 @jit()
+def _cells(tb, t_off, t_lut, pb, p_off, p_lut, s, direct, buf):
+    """Pass one: the flat cell index (true slot * s + pred slot) of each row into ``buf``.
+
+    No loop-carried dependency, so the loop vectorises.  With ``direct`` both
+    LUTs are known to be the plain range (``lut[1 + j] == j`` for every class
+    ``j``, invalid at both ends), so the slot is the clamped value itself,
+    ``min(v - (off + 1), K)`` as unsigned, and the LUT reads (gathers) are
+    skipped.
+    """
+    m = tb.shape[0]
+    if direct:
+        t_first = t_off + 1
+        p_first = p_off + 1
+        t_inv = np.uint64(t_lut.shape[0] - 2)
+        p_inv = np.uint64(p_lut.shape[0] - 2)
+        for j in range(m):
+            buf[j] = (np.int64(_slot(tb[j], t_first, t_inv)) * s
+                      + np.int64(_slot(pb[j], p_first, p_inv)))
+    else:
+        lt = np.uint64(t_lut.shape[0] - 1)
+        lp = np.uint64(p_lut.shape[0] - 1)
+        for j in range(m):
+            buf[j] = (np.int64(t_lut[_slot(tb[j], t_off, lt)]) * s
+                      + np.int64(p_lut[_slot(pb[j], p_off, lp)]))
+
+
+@jit()
 def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
     """Add every row into ``acc`` (flat, length s*s).
 
-    Two passes per block of ``_BLOCK`` rows.  The first writes each row's cell
-    index into a small buffer; it has no loop-carried dependency, so it
-    vectorises.  With ``direct`` both LUTs are known to be the plain range
-    (``lut[1 + j] == j`` for every class ``j``, invalid at both ends), so the
-    slot is the clamped value itself and the LUT reads (gathers) are skipped.
-    The second pass increments the cells, spread over four copies of a small
-    table so that neighbouring rows landing on the same cell do not wait for
-    each other's store.
+    Two passes per block of ``_BLOCK`` rows: :func:`_cells`, then the
+    increments, spread over four copies of a small table so that neighbouring
+    rows landing on the same cell do not wait for each other's store.
     """
-    lt = np.uint64(t_lut.shape[0] - 1)
-    lp = np.uint64(p_lut.shape[0] - 1)
-    rows = t_lut.astype(np.int64) * s  # row slot pre-scaled: one multiply per row saved
-    cols = p_lut.astype(np.int64)
-    # direct: slot = min(v - (off + 1), K), as unsigned, where K is the invalid slot
-    t_first = t_off + 1
-    p_first = p_off + 1
-    t_inv = np.uint64(t_lut.shape[0] - 2)
-    p_inv = np.uint64(p_lut.shape[0] - 2)
     ss = s * s
     split = ss <= _SPLIT_MAX_CELLS
     tables = np.zeros((4 if split else 1, ss), dtype=np.int64)
@@ -66,16 +79,8 @@ def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
     n = t.shape[0]
     for lo in range(0, n, _BLOCK):
         hi = min(n, lo + _BLOCK)
-        tb = t[lo:hi]
-        pb = p[lo:hi]
         m = hi - lo
-        if direct:
-            for j in range(m):
-                buf[j] = (np.int64(_slot(tb[j], t_first, t_inv)) * s
-                          + np.int64(_slot(pb[j], p_first, p_inv)))
-        else:
-            for j in range(m):
-                buf[j] = rows[_slot(tb[j], t_off, lt)] + cols[_slot(pb[j], p_off, lp)]
+        _cells(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, buf)
         if split:
             m4 = m - m % 4
             for j in range(0, m4, 4):
@@ -114,18 +119,51 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
 
 
 @jit()
-def _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, lo, hi, acc, cnt):
-    lt = t_lut.shape[0] - 1
-    lp = p_lut.shape[0] - 1
-    rows = t_lut * s
-    for i in range(lo, hi):
-        c = rows[_slot(t[i], t_off, lt)] + p_lut[_slot(p[i], p_off, lp)]
-        acc[c] += w[i]
-        cnt[c] += 1
+def _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, acc, cnt):
+    """Add every row's weight into ``acc`` and its count into ``cnt`` (flat, s*s).
+
+    The two passes of :func:`_count_block`.  Float sums run in four
+    interleaved tables (row j into table j % 4), added in a fixed order at the
+    end: the result depends on the rows only, never on timing or threads.
+    """
+    ss = s * s
+    split = ss <= _SPLIT_MAX_CELLS
+    nt = 4 if split else 1
+    wsum = np.zeros((nt, ss), dtype=np.float64)
+    tables = np.zeros((nt, ss), dtype=np.int64)
+    buf = np.empty(_BLOCK, dtype=np.intp)
+    n = t.shape[0]
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        m = hi - lo
+        wb = w[lo:hi]
+        _cells(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, buf)
+        if split:
+            m4 = m - m % 4
+            for j in range(0, m4, 4):
+                wsum[0, buf[j]] += wb[j]
+                wsum[1, buf[j + 1]] += wb[j + 1]
+                wsum[2, buf[j + 2]] += wb[j + 2]
+                wsum[3, buf[j + 3]] += wb[j + 3]
+                tables[0, buf[j]] += 1
+                tables[1, buf[j + 1]] += 1
+                tables[2, buf[j + 2]] += 1
+                tables[3, buf[j + 3]] += 1
+            for j in range(m4, m):
+                wsum[0, buf[j]] += wb[j]
+                tables[0, buf[j]] += 1
+        else:
+            for j in range(m):
+                wsum[0, buf[j]] += wb[j]
+                tables[0, buf[j]] += 1
+    for k in range(nt):
+        for c in range(ss):
+            acc[c] += wsum[k, c]
+            cnt[c] += tables[k, c]
 
 
 @jit(parallel=True)
-def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, n_chunks):
+def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, n_chunks):
     """Weighted sums and plain counts per (true slot, pred slot), per chunk."""
     n = t.shape[0]
     out = np.zeros((n_chunks, s * s), dtype=np.float64)
@@ -135,7 +173,7 @@ def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, n_chu
         lo = min(n, c * step)
         hi = min(n, lo + step)
         _count_block_weighted(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, w[lo:hi], s,
-                              0, hi - lo, out[c], cnt[c])
+                              direct, out[c], cnt[c])
     return out, cnt
 
 
@@ -259,12 +297,93 @@ def _minmax(a, n_chunks):
 
 
 @jit()
+def _weight_stats_block(w):
+    """(sum, min, max) of a float64 block, in four interleaved lanes.
+
+    The lanes let the additions overlap (one chain would wait on each add)
+    and are combined in a fixed order.  A nan or inf anywhere makes the sum
+    non-finite, which is all the caller needs to know to look closer.
+    """
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    mn = np.inf
+    mx = -np.inf
+    n = w.shape[0]
+    n4 = n - n % 4
+    for i in range(0, n4, 4):
+        a = w[i]
+        b = w[i + 1]
+        c = w[i + 2]
+        d = w[i + 3]
+        s0 += a
+        s1 += b
+        s2 += c
+        s3 += d
+        mn = min(mn, min(min(a, b), min(c, d)))
+        mx = max(mx, max(max(a, b), max(c, d)))
+    for i in range(n4, n):
+        s0 += w[i]
+        mn = min(mn, w[i])
+        mx = max(mx, w[i])
+    return ((s0 + s1) + (s2 + s3)), mn, mx
+
+
+@jit(parallel=True)
+def _weight_stats(w, n_chunks):
+    """Per-chunk (sum, min, max) of float64 weights: ``(n_chunks, 3)``."""
+    n = w.shape[0]
+    out = np.empty((n_chunks, 3), dtype=np.float64)
+    step = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = min(n, c * step)
+        hi = min(n, lo + step)
+        r = _weight_stats_block(w[lo:hi])
+        out[c, 0] = r[0]
+        out[c, 1] = r[1]
+        out[c, 2] = r[2]
+    return out
+
+
+@jit()
 def _histogram(a, off, n_bins):
     """Counts of ``a - off`` over ``0..n_bins-1`` (values must be in range)."""
     out = np.zeros(n_bins, dtype=np.int64)
     for i in range(a.shape[0]):
         out[np.int64(a[i]) - off] += 1
     return out
+
+
+@jit()
+def _group_cells(gb, g_off, g_lut, tb, t_off, t_lut, pb, p_off, p_lut, wt, wp, direct, buf):
+    """Pass one for per-group tables: ``g * (wt * wp) + a * wp + b`` of each row into ``buf``.
+
+    ``(wt, wp)`` is ``(s, s)`` for the full layout; with ``direct`` (all three
+    LUTs the plain range) a slot is at most the invalid one, so ``(K + 1,
+    K + 1)`` fits too.  Vectorises like :func:`_cells`.
+    """
+    m = tb.shape[0]
+    rr = wt * wp
+    if direct:
+        g_first = g_off + 1
+        t_first = t_off + 1
+        p_first = p_off + 1
+        g_inv = np.uint64(g_lut.shape[0] - 2)
+        t_inv = np.uint64(t_lut.shape[0] - 2)
+        p_inv = np.uint64(p_lut.shape[0] - 2)
+        for j in range(m):
+            buf[j] = (np.int64(_slot(gb[j], g_first, g_inv)) * rr
+                      + np.int64(_slot(tb[j], t_first, t_inv)) * wp
+                      + np.int64(_slot(pb[j], p_first, p_inv)))
+    else:
+        lg = np.uint64(g_lut.shape[0] - 1)
+        lt = np.uint64(t_lut.shape[0] - 1)
+        lp = np.uint64(p_lut.shape[0] - 1)
+        for j in range(m):
+            buf[j] = (np.int64(g_lut[_slot(gb[j], g_off, lg)]) * rr
+                      + np.int64(t_lut[_slot(tb[j], t_off, lt)]) * wp
+                      + np.int64(p_lut[_slot(pb[j], p_off, lp)]))
 
 
 #: rows counted into the int32 tables before they are added into the int64 result
@@ -289,55 +408,32 @@ def _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, di
 
     Group slots come from ``g_lut`` like class slots; a group slot equal to
     ``n_groups`` (not a known group) is never produced by the wrapper's LUT.
-    Two passes per block, as in :func:`_count_block`; one table, since with
-    many groups neighbouring rows rarely share a cell.  With ``direct`` (all
-    three LUTs the plain range) a slot is at most the invalid one, so each
-    group needs only (K + 1) x (K + 1) cells: those are counted in a compact
-    int32 table, a third of the memory the increments would otherwise roam,
-    and added into ``acc`` at the end (and every ``_FLUSH_ROWS`` rows, long
-    before an int32 count could overflow).
+    Two passes per block (:func:`_group_cells`, then the increments); one
+    table, since with many groups neighbouring rows rarely share a cell.
+    With ``direct`` each group needs only (K + 1) x (K + 1) cells: those are
+    counted in a compact int32 table, a third of the memory the increments
+    would otherwise roam, and added into ``acc`` at the end (and every
+    ``_FLUSH_ROWS`` rows, long before an int32 count could overflow).
     """
-    lg = np.uint64(g_lut.shape[0] - 1)
-    lt = np.uint64(t_lut.shape[0] - 1)
-    lp = np.uint64(p_lut.shape[0] - 1)
-    ss = s * s
-    groups = g_lut.astype(np.int64) * ss
-    rows = t_lut.astype(np.int64) * s
-    cols = p_lut.astype(np.int64)
-    g_first = g_off + 1
-    t_first = t_off + 1
-    p_first = p_off + 1
-    g_inv = np.uint64(g_lut.shape[0] - 2)
-    t_inv = np.uint64(t_lut.shape[0] - 2)
-    p_inv = np.uint64(p_lut.shape[0] - 2)
-    rt = t_lut.shape[0] - 1  # compact table: slots 0..K, K the invalid one
-    rp = p_lut.shape[0] - 1
-    rr = rt * rp
-    small = np.zeros((g_lut.shape[0] - 1) * rr if direct else 0, dtype=np.int32)
+    rt = t_lut.shape[0] - 1 if direct else s
+    rp = p_lut.shape[0] - 1 if direct else s
+    small = np.zeros((g_lut.shape[0] - 1) * rt * rp if direct else 0, dtype=np.int32)
     buf = np.empty(_BLOCK, dtype=np.intp)
     n = t.shape[0]
     since = 0
     for lo in range(0, n, _BLOCK):
         hi = min(n, lo + _BLOCK)
-        gb = g[lo:hi]
-        tb = t[lo:hi]
-        pb = p[lo:hi]
         m = hi - lo
+        _group_cells(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut,
+                     rt, rp, direct, buf)
         if direct:
             if since + m > _FLUSH_ROWS:
                 _flush_groups(small, rt, rp, s, acc)
                 since = 0
             since += m
             for j in range(m):
-                buf[j] = (np.int64(_slot(gb[j], g_first, g_inv)) * rr
-                          + np.int64(_slot(tb[j], t_first, t_inv)) * rp
-                          + np.int64(_slot(pb[j], p_first, p_inv)))
-            for j in range(m):
                 small[buf[j]] += 1
         else:
-            for j in range(m):
-                buf[j] = (groups[_slot(gb[j], g_off, lg)] + rows[_slot(tb[j], t_off, lt)]
-                          + cols[_slot(pb[j], p_off, lp)])
             for j in range(m):
                 acc[buf[j]] += 1
     if direct:
@@ -365,22 +461,23 @@ def _accumulate_group_confusion(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lu
 
 @jit()
 def _count_groups_block_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, w, s,
-                                 acc, cnt):
-    lg = g_lut.shape[0] - 1
-    lt = t_lut.shape[0] - 1
-    lp = p_lut.shape[0] - 1
-    ss = s * s
-    for i in range(t.shape[0]):
-        k = g_lut[_slot(g[i], g_off, lg)]
-        a = t_lut[_slot(t[i], t_off, lt)]
-        b = p_lut[_slot(p[i], p_off, lp)]
-        acc[k * ss + a * s + b] += w[i]
-        cnt[k * ss + a * s + b] += 1
+                                 direct, acc, cnt):
+    """Weighted sums into ``acc`` and counts into ``cnt``, per group (full s x s layout)."""
+    buf = np.empty(_BLOCK, dtype=np.intp)
+    n = t.shape[0]
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        wb = w[lo:hi]
+        _group_cells(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut,
+                     s, s, direct, buf)
+        for j in range(hi - lo):
+            acc[buf[j]] += wb[j]
+            cnt[buf[j]] += 1
 
 
 @jit(parallel=True)
 def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut,
-                                         w, s, n_groups, n_chunks):
+                                         w, s, direct, n_groups, n_chunks):
     n = t.shape[0]
     size = (n_groups + 1) * s * s
     out = np.zeros((n_chunks, size), dtype=np.float64)
@@ -390,7 +487,7 @@ def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_
         lo = min(n, c * step)
         hi = min(n, lo + step)
         _count_groups_block_weighted(g[lo:hi], g_off, g_lut, t[lo:hi], t_off, t_lut, p[lo:hi],
-                                     p_off, p_lut, w[lo:hi], s, out[c], cnt[c])
+                                     p_off, p_lut, w[lo:hi], s, direct, out[c], cnt[c])
     return out, cnt
 
 
@@ -398,6 +495,16 @@ def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_
 # Below the parallel threshold a prange region costs more than it saves (and waits
 # for busy cores), so every parallel kernel has a serial twin with the same output
 # shape, as one chunk. The wrapper picks one with ``_validation.chunked``.
+
+
+@jit()
+def _weight_stats_serial(w):
+    out = np.empty((1, 3), dtype=np.float64)
+    r = _weight_stats_block(w)
+    out[0, 0] = r[0]
+    out[0, 1] = r[1]
+    out[0, 2] = r[2]
+    return out
 
 
 @jit()
@@ -419,11 +526,10 @@ def _accumulate_quadratic_sums_serial(a, b, wide):
 
 
 @jit()
-def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s):
+def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s, direct):
     out = np.zeros((1, s * s), dtype=np.float64)
     cnt = np.zeros((1, s * s), dtype=np.int64)
-    _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, 0, t.shape[0], out[0],
-                          cnt[0])
+    _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, out[0], cnt[0])
     return out, cnt
 
 
@@ -437,10 +543,10 @@ def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_of
 
 @jit()
 def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off,
-                                                p_lut, w, s, n_groups):
+                                                p_lut, w, s, direct, n_groups):
     size = (n_groups + 1) * s * s
     out = np.zeros((1, size), dtype=np.float64)
     cnt = np.zeros((1, size), dtype=np.int64)
     _count_groups_block_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, w, s,
-                                 out[0], cnt[0])
+                                 direct, out[0], cnt[0])
     return out, cnt
