@@ -85,6 +85,26 @@ def test_open_source_reads_parquet_from_stdin(tmp_path):
     assert src.fmt == "parquet" and src.n_rows == 3
 
 
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_parquet_group_reader_reads_units_in_order(tmp_path, from_stdin):
+    """Each thread's reader yields a unit's rows, from a path or from stdin's bytes."""
+    path = tmp_path / "x.parquet"
+    t = np.arange(50) % 7
+    pq.write_table(pa.table({"t": t, "u": -t}), path, row_group_size=8)
+    src = (open_source("-", stdin=io.BufferedReader(io.BytesIO(path.read_bytes())))
+           if from_stdin else open_source(str(path)))
+    assert src.row_groups == [8] * 6 + [2]
+    units = src.row_group_units(20)
+    assert units == [(1, [0, 1, 2]), (25, [3, 4, 5]), (49, [6])]
+    got = []
+    for first, members in units:
+        read = src.group_reader()  # one per thread; here one per unit
+        rows = [b.column(0).to_numpy() for b in read(first, members, ["t"])]
+        assert len(np.concatenate(rows)) == sum(src.row_groups[i] for i in members)
+        got.append(np.concatenate(rows))
+    np.testing.assert_array_equal(np.concatenate(got), t)
+
+
 def test_open_source_tsv_separator(tmp_path):
     path = tmp_path / "x.tsv"
     path.write_text("a\tb\n1\t2\n")
