@@ -1,9 +1,11 @@
-"""Published kappa values (point estimates) from the shared reference file.
+"""Published kappa values (point estimates) from the reference file.
 
-Each case of ``reference/known_values.json`` is checked against its printed
-value within the stated tolerance and against its exact rational value.
-Standard errors and intervals in the same file are the bootstrap module's
-tests.
+Each case of ``known_values.json`` is checked against its printed value
+within the stated tolerance and against its exact rational value.  The tests
+carry a copy of the project's shared reference file in ``tests/data`` so that
+they run from any clone; where the shared file sits beside the repository,
+the copy must equal it.  Standard errors and intervals in the same file are
+the bootstrap module's tests.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from reference import confusion_dict, kappa_from_table
 
 import fastkappa as fk
 
+VENDORED = Path(__file__).parent / "data" / "known_values.json"
 
-def _find_reference() -> Path | None:
+
+def _shared_reference() -> Path | None:
     here = Path(__file__).resolve()
     for parent in here.parents:
         for candidate in (parent / "shared" / "reference" / "known_values.json",
@@ -31,14 +35,17 @@ def _find_reference() -> Path | None:
     return None
 
 
-REFERENCE = _find_reference()
-if REFERENCE is None:
-    # CI always has the shared folder beside the repository: missing there is an error
-    if os.environ.get("CI"):
-        raise FileNotFoundError("shared/reference/known_values.json not found")
-    pytest.skip("reference/known_values.json not found beside the repository",
-                allow_module_level=True)
-CASES = json.loads(REFERENCE.read_text())["cases"]
+CASES = json.loads(VENDORED.read_text())["cases"]
+
+
+def test_vendored_copy_equals_the_shared_reference():
+    shared = _shared_reference()
+    if shared is None:
+        # CI always has the shared folder beside the repository: missing there is an error
+        assert not os.environ.get("CI"), "shared/reference/known_values.json not found"
+    else:
+        assert json.loads(shared.read_text()) == json.loads(VENDORED.read_text())
+    assert len(CASES) >= 10 and all(c["source"] for c in CASES)
 
 
 def _by_kind(*kinds):
