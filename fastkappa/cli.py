@@ -788,11 +788,12 @@ class _RowGroupQueue:
         return self.failures[min(self.failures)] if self.failures else None
 
 
-def _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads) -> None:
+def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
+                      n_threads) -> None:
     """Score a Parquet file's row groups in parallel, into ``acc``, ``groups``, ``rows``.
 
-    Each worker thread takes the next unit (consecutive row groups holding at
-    least a batch of rows, see :meth:`Source.row_group_units`), decodes it
+    Each worker thread takes the next of ``units`` (consecutive row groups
+    holding at least a batch of rows, see :meth:`Source.row_group_units`), decodes it
     alone and counts it into accumulators of its own; the accumulators are
     merged at the end (exact integer counts, so the thread count never
     changes a result).  On two cores this keeps both busy without the reader
@@ -804,7 +805,6 @@ def _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads)
 
     import fastkappa as fk
 
-    units = src.row_group_units()
     todo = _RowGroupQueue(len(units))
     bar = progress_bar(src) if _progress(args) else None
     kept: dict[int, dict[str, list]] = {}
@@ -893,8 +893,9 @@ def _cmd_score(args) -> Output:
     groups: dict[Any, fk.CohenKappa] = {}
     rows: dict[str, list] = {c: [] for c in needed} if args.clusters else {}
     with _serial_kernels() as n_threads:
-        if n_threads > 1 and len(src.row_group_units()) > 1:
-            _score_row_groups(args, src, acc, groups, rows, declared, needed, n_threads)
+        units = src.row_group_units() if src.row_groups else []
+        if n_threads > 1 and len(units) > 1:
+            _score_row_groups(args, src, units, acc, groups, rows, declared, needed, n_threads)
         else:
             with _Counter(acc, n_threads) as counter:
                 for row0, cols in iter_batches(src, needed, progress=_progress(args)):
