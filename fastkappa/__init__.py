@@ -4,6 +4,16 @@ Importing fastkappa compiles nothing and does not import numba: kernels are
 loaded and compiled (or read from numba's cache) at their first call.
 """
 
+from .agreement import (
+    Agreement,
+    agreement,
+    brennan_prediger,
+    conger_kappa,
+    fleiss_kappa,
+    gwet_ac,
+    krippendorff_alpha,
+    percent_agreement,
+)
 from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .compare import Comparison, PairDifference, compare
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
@@ -28,6 +38,7 @@ from .thresholds import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
     "CohenKappa",
     "Comparison",
     "DegenerateIntervalWarning",
@@ -37,17 +48,24 @@ __all__ = [
     "ThresholdOptimizer",
     "UndefinedKappaWarning",
     "__version__",
+    "agreement",
     "apply_thresholds",
+    "brennan_prediger",
     "cohen_kappa",
     "cohen_kappa_score",
     "compare",
     "confusion_matrix",
+    "conger_kappa",
     "continuous_qwk",
+    "fleiss_kappa",
+    "gwet_ac",
     "kappa_by_group",
     "kappa_ci",
     "kappa_ci_from_confusion",
     "kappa_from_confusion",
+    "krippendorff_alpha",
     "optimize_thresholds",
+    "percent_agreement",
     "quadratic_weighted_kappa",
     "weight_matrix",
 ]

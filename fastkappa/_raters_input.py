@@ -1,0 +1,372 @@
+"""Encode many-rater data (wide, long or counts) into one immutable table.
+
+Every many-rater entry point calls :func:`encode_ratings` once.  It fixes the
+classes by the two-rater rules (``labels``, ``n_classes``, the sorted union of
+observed values, an ordered Categorical), maps every rating to a class index
+(``-1`` for a missing rating) and counts the item x class table ``r_ik`` in
+one pass of a numba kernel.  Items without any rating carry no information
+about agreement: they are left out of the table and counted in
+``n_unrated`` (reported, never silently dropped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._validation import (
+    MAX_CLASSES,
+    _check_labels,
+    _column_kind,
+    _float_codes,
+    _observed_values,
+    _side_for,
+    n_chunks_for,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class RatingsTable:
+    """Validated many-rater data with fixed classes.
+
+    Attributes
+    ----------
+    classes : ndarray
+        The K classes in scale order.
+    ordered : bool
+        True when the classes have a meaningful order (numbers, ``labels=``,
+        ``n_classes=`` or an ordered Categorical).
+    counts : int64 ndarray (n, K)
+        ``r_ik`` of the items with at least one rating.
+    codes : int32 ndarray (n, R) or None
+        Class index of each (item, rater), -1 when missing; None for
+        ``counts=`` input (anonymous raters).
+    rated : ndarray of bool (n_input,) or None
+        Which input items are in the table (None when all are).
+    n_input : int
+        Items in the input.
+    raters : list
+        Rater names (column names, long-format ids or positions).
+    """
+
+    classes: np.ndarray
+    ordered: bool
+    counts: np.ndarray
+    codes: np.ndarray | None
+    rated: np.ndarray | None
+    n_input: int
+    raters: list
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_items(self) -> int:
+        return self.counts.shape[0]
+
+    @property
+    def n_unrated(self) -> int:
+        return self.n_input - self.n_items
+
+    @property
+    def numeric(self) -> bool:
+        return self.classes.dtype.kind in "iuf"
+
+
+def _kernels():
+    from ._kernels import raters
+
+    return raters
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def _wide_columns(ratings) -> tuple[list, list]:
+    """Split wide ratings into one column per rater (and the rater names)."""
+    mod = type(ratings).__module__.split(".")[0]
+    if mod == "pandas" and hasattr(ratings, "columns"):
+        return ([as_column(ratings.iloc[:, j], f"ratings[:, {j}]")
+                 for j in range(ratings.shape[1])], list(ratings.columns))
+    if mod == "polars" and hasattr(ratings, "columns"):
+        return ([as_column(ratings.to_series(j), f"ratings[:, {j}]")
+                 for j in range(ratings.width)], list(ratings.columns))
+    if mod == "pyarrow" and hasattr(ratings, "column_names"):
+        return ([as_column(ratings.column(j), f"ratings[:, {j}]")
+                 for j in range(ratings.num_columns)], list(ratings.column_names))
+    if isinstance(ratings, np.ndarray):
+        arr = ratings
+    elif isinstance(ratings, (list, tuple)):
+        arr = np.asarray(ratings)
+        if arr.dtype.kind in "US" or arr.dtype == object:
+            arr = np.asarray(ratings, dtype=object)
+    else:
+        arr = np.asarray(ratings)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"`ratings` must be 2-D, one row per item and one column per rater; got shape "
+            f"{arr.shape}. For long-format data pass `item=`, `rater=` and `label=`; for "
+            "per-class counts pass `counts=`.")
+    return [as_column(arr[:, j], f"ratings[:, {j}]") for j in range(arr.shape[1])], \
+        list(range(arr.shape[1]))
+
+
+def _length(col) -> int:
+    return len(col.codes) if isinstance(col, CodesColumn) else len(col.values)
+
+
+def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndarray, str, bool]:
+    """The classes (two-rater rules), their kind ('num'/'str') and whether ordered."""
+    declared, kind = _check_labels(labels, n_classes)
+    for col, name in zip(cols, names, strict=True):
+        if isinstance(col, CodesColumn) and col.ordered and labels is None and (
+                n_classes is None):
+            cats = np.asarray(col.categories)
+            if declared is None:
+                declared, kind = cats, col.kind
+            elif list(cats) != list(declared):
+                raise ValueError(
+                    f"`{name}` is an ordered categorical with categories different from "
+                    "another rater's; every rater must declare the same classes in the "
+                    "same order (or pass `labels=`).")
+    if kind is None:
+        kinds = {_column_kind(c) for c in cols}
+        kinds.discard(None)
+        if len(kinds) > 1:
+            raise ValueError(
+                "the ratings mix strings and numbers across raters; labels must be all "
+                "strings or all numbers (convert with .astype(str)).")
+        kind = kinds.pop() if kinds else "num"
+    ordered = declared is not None or kind == "num"
+    if weighted and not ordered:
+        raise ValueError(
+            "weighted agreement (and Krippendorff's ordinal, interval and ratio levels) "
+            "needs ordered classes, but the labels are strings with no declared order "
+            "(alphabetical order would give a meaningless number). Pass `labels=[...]` "
+            "in scale order, or use an ordered pandas Categorical.")
+    if declared is None:
+        if kind == "num":
+            for col, name in zip(cols, names, strict=True):
+                if isinstance(col, FloatColumn):
+                    _float_codes(col, name)  # raises for non-integral floats
+        classes = _observed_values(cols, missing, kind)
+    else:
+        classes = np.asarray(declared)
+    if len(classes) == 0:
+        raise ValueError("no rating to score: every rating is missing (or equals `missing`).")
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(
+            f"{len(classes)} distinct labels is more than the {MAX_CLASSES} classes "
+            "supported; are these really class labels?")
+    if kind == "str":
+        classes = np.asarray(classes, dtype=object)
+    return classes, kind, ordered
+
+
+def _slots(col, classes, kind, missing, name) -> np.ndarray:
+    """Class index (int32) of each value; -1 for missing; ValueError for others."""
+    side = _side_for(col, classes, kind, missing, name)
+    k = len(classes)
+    v = np.asarray(side.values)
+    if v.dtype.kind == "u" and v.dtype.itemsize == 8:
+        v = v.view(np.int64)
+    idx = np.clip(v.astype(np.int64, copy=False) - side.off, 0, len(side.lut) - 1)
+    slots = side.lut[idx]
+    bad = slots == k
+    if bad.any():
+        src = side.source
+        pos = np.flatnonzero(bad)
+        vals = (np.asarray(src.categories)[np.asarray(src.codes)[pos]]
+                if isinstance(src, CodesColumn) else np.asarray(src.values)[pos])
+        first = vals[0].item() if isinstance(vals[0], np.generic) else vals[0]
+        n_same = int(np.count_nonzero(vals == vals[0]))
+        raise ValueError(
+            f"`{name}` holds {first!r} ({n_same} rating{'s' if n_same != 1 else ''}), "
+            "which is not one of the declared classes; declare it in `labels=` / "
+            "`n_classes=`, or mark it as missing with `missing=`.")
+    out = slots.astype(np.int32)
+    out[slots > k] = -1  # missing (NaN/None) or equal to `missing`
+    return out
+
+
+def _factorize(x, name: str) -> tuple[np.ndarray, list]:
+    """Codes 0..m-1 of ids (sorted) and the ids; ValueError on missing ids."""
+    arr = x
+    mod = type(x).__module__.split(".")[0]
+    if mod in ("polars", "pyarrow"):
+        arr = np.asarray(x.to_numpy() if mod == "polars" else x.to_numpy(
+            zero_copy_only=False))
+    try:
+        import pandas as pd
+
+        codes, uniques = pd.factorize(np.asarray(arr) if mod not in ("pandas",) else arr,
+                                      sort=True, use_na_sentinel=True)
+        codes = np.asarray(codes, dtype=np.int64)
+        uniques = list(np.asarray(uniques))
+    except ImportError:  # pragma: no cover - pandas is installed in the test env
+        a = np.asarray(arr)
+        uniques_arr, codes = np.unique(a, return_inverse=True)
+        codes, uniques = codes.astype(np.int64), list(uniques_arr)
+    except TypeError:
+        raise ValueError(f"`{name}` ids must be numbers or strings of one kind.") from None
+    n_missing = int(np.count_nonzero(codes < 0))
+    if n_missing:
+        raise ValueError(
+            f"`{name}` holds {n_missing} missing ids (NaN/None); every row of long-format "
+            f"data needs an {name} id.")
+    return codes, [u.item() if isinstance(u, np.generic) else u for u in uniques]
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=None,
+                   labels=None, n_classes=None, missing=None, weighted: bool = False
+                   ) -> RatingsTable:
+    """Validate wide, long or counts input and return a :class:`RatingsTable`."""
+    long_given = [v is not None for v in (item, rater, label)]
+    n_forms = (ratings is not None) + any(long_given) + (counts is not None)
+    if n_forms != 1:
+        raise ValueError(
+            "pass exactly one form of data: wide `ratings` (items x raters), long format "
+            "`item=`, `rater=` and `label=`, or `counts=` (items x classes).")
+    if missing is not None and not (np.isscalar(missing) and not isinstance(missing, bytes)):
+        raise ValueError("`missing` must be a single label value (e.g. -1 or '').")
+    if isinstance(missing, (float, np.floating)) and float(missing).is_integer():
+        missing = int(missing)
+    if counts is not None:
+        return _from_counts(counts, labels, n_classes, weighted)
+    if any(long_given):
+        if not all(long_given):
+            raise ValueError("long-format data needs all three of `item=`, `rater=` and "
+                             "`label=` (one row per rating).")
+        return _from_long(item, rater, label, labels, n_classes, missing, weighted)
+    cols, raters = _wide_columns(ratings)
+    if any(isinstance(c, MatrixColumn) for c in cols):
+        raise ValueError("each column of `ratings` must hold one label per item.")
+    if not cols:
+        raise ValueError("`ratings` has no column; it needs one column per rater.")
+    n = _length(cols[0])
+    if n == 0:
+        raise ValueError("`ratings` has no row; agreement needs at least one item.")
+    names = [f"ratings[:, {j}]" for j in range(len(cols))]
+    classes, kind, ordered = _classes(cols, labels, n_classes, missing, weighted, names)
+    codes = np.empty((n, len(cols)), dtype=np.int32)
+    for j, (col, name) in enumerate(zip(cols, names, strict=True)):
+        codes[:, j] = _slots(col, classes, kind, missing, name)
+    return _finish(codes, classes, ordered, raters)
+
+
+def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> RatingsTable:
+    lab = as_column(label, "label")
+    if isinstance(lab, MatrixColumn):
+        raise ValueError("`label` must be 1-D, one label per row.")
+    n = _length(lab)
+    items, _ = _factorize(item, "item")
+    rat, rater_ids = _factorize(rater, "rater")
+    if len(items) != n or len(rat) != n:
+        raise ValueError(
+            f"`item`, `rater` and `label` must have the same length; got {len(items)}, "
+            f"{len(rat)} and {n}.")
+    if n == 0:
+        raise ValueError("the long-format data are empty; agreement needs ratings.")
+    classes, kind, ordered = _classes([lab], labels, n_classes, missing, weighted, ["label"])
+    slots = _slots(lab, classes, kind, missing, "label")
+    n_items, n_raters = int(items.max()) + 1, len(rater_ids)
+    key = items * n_raters + rat
+    if n_items * n_raters <= 4 * n + (1 << 20):
+        seen = np.bincount(key, minlength=n_items * n_raters)
+        dup = int(np.count_nonzero(seen > 1))
+    else:
+        _, cnt = np.unique(key, return_counts=True)
+        dup = int(np.count_nonzero(cnt > 1))
+    if dup:
+        raise ValueError(
+            f"{dup} (item, rater) pairs occur more than once; each rater rates an item at "
+            "most once. Remove or aggregate the duplicate rows first.")
+    codes = np.full((n_items, n_raters), -1, dtype=np.int32)
+    codes[items, rat] = slots
+    return _finish(codes, classes, ordered, rater_ids)
+
+
+def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:
+    c = np.asarray(counts)
+    if c.ndim != 2 or c.shape[1] == 0:
+        raise ValueError(
+            f"`counts` must be 2-D, one row per item and one column per class; got shape "
+            f"{c.shape}.")
+    if c.dtype.kind not in "biuf":
+        raise ValueError(f"`counts` must hold numbers; got dtype {c.dtype}.")
+    if c.dtype.kind == "f" and (not np.all(np.isfinite(c)) or not np.array_equal(c, np.round(c))):
+        raise ValueError("`counts` must hold whole numbers (raters per item and class).")
+    if c.size and c.min() < 0:
+        raise ValueError("`counts` must be non-negative (raters per item and class).")
+    c = c.astype(np.int64)
+    k = c.shape[1]
+    if labels is None and n_classes is None:
+        classes = np.arange(k, dtype=np.int64)
+    else:
+        classes, kind = _check_labels(labels, n_classes)
+        if len(classes) != k:
+            raise ValueError(
+                f"`counts` has {k} columns but {len(classes)} classes are declared; pass "
+                "one label per column.")
+        if kind == "str":
+            classes = np.asarray(classes, dtype=object)
+    if c.shape[0] == 0:
+        raise ValueError("`counts` has no row; agreement needs at least one item.")
+    r = c.sum(axis=1)
+    rated = r > 0
+    return RatingsTable(classes=classes, ordered=True, counts=np.ascontiguousarray(c[rated]),
+                        codes=None, rated=None if rated.all() else rated, n_input=len(c),
+                        raters=[])
+
+
+def _finish(codes: np.ndarray, classes, ordered: bool, raters: list) -> RatingsTable:
+    kern = _kernels()
+    k = len(classes)
+    n = codes.shape[0]
+    chunks = np.int64(n_chunks_for(n * codes.shape[1]))
+    table = kern._count_item_classes(codes, np.int64(k), chunks)
+    r = table.sum(axis=1)
+    rated = r > 0
+    if not rated.all():
+        codes = np.ascontiguousarray(codes[rated])
+        table = table[rated]
+    return RatingsTable(classes=classes, ordered=ordered, counts=table.astype(np.int64),
+                        codes=codes, rated=None if rated.all() else rated, n_input=n,
+                        raters=list(raters))
+
+
+# --------------------------------------------------------------------------- types
+
+
+def distinct_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of an integer matrix: (first row of each, inverse, counts).
+
+    Rows become one int64 key when their mixed-radix code fits, else
+    ``np.unique(axis=0)``.  Distinct rows come in sorted key order.
+    """
+    m = np.ascontiguousarray(mat)
+    n, p = m.shape
+    if n == 0:
+        return (np.empty(0, np.int64),) * 3
+    lo = int(m.min())
+    base = int(m.max()) - lo + 1
+    if p == 0:
+        return np.zeros(1, np.int64), np.zeros(n, np.int64), np.array([n], np.int64)
+    if p * np.log2(max(base, 2)) < 62:
+        powers = base ** np.arange(p, dtype=np.int64)
+        key = (m.astype(np.int64) - lo) @ powers
+        _, first, inverse, cnt = np.unique(key, return_index=True, return_inverse=True,
+                                           return_counts=True)
+    else:
+        _, first, inverse, cnt = np.unique(m, axis=0, return_index=True, return_inverse=True,
+                                           return_counts=True)
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), cnt.astype(np.int64)
+
+
+__all__ = ["RatingsTable", "distinct_rows", "encode_ratings"]

@@ -1,0 +1,682 @@
+"""Agreement among many raters: Fleiss, Conger, Gwet, Brennan-Prediger, Krippendorff.
+
+Thin entry points: check options -> encode (``_raters_input``) -> item types
+and features (``raters``) -> values, Gwet's variances or an item bootstrap ->
+result.  The mathematics is in :mod:`fastkappa.raters`.
+
+Input (one of three forms, the same keywords everywhere):
+
+* wide ``ratings`` of shape (n_items, n_raters), missing ratings as
+  NaN/None/pd.NA or ``missing=value``;
+* long format ``item=``, ``rater=``, ``label=`` (one row per rating, any
+  order, string or integer ids);
+* ``counts=`` of shape (n_items, K): raters per item and class (anonymous
+  raters; Conger's kappa is not available).
+
+Items with no rating at all carry no information and are left out (the
+:class:`Agreement` result reports how many).  Items with a single rating
+count in the class shares ``pi_k`` of Fleiss, Gwet and Brennan-Prediger
+(and in Conger's rater shares) but not in the observed agreement ``p_a``;
+Krippendorff's alpha uses pairable values only (items with two or more).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import raters as _r
+from ._raters_input import RatingsTable, encode_ratings
+from .exceptions import UndefinedKappaWarning
+
+__all__ = ["Agreement", "AgreementRow", "agreement", "brennan_prediger", "conger_kappa",
+           "fleiss_kappa", "gwet_ac", "krippendorff_alpha", "percent_agreement"]
+
+_NORMAL = statistics.NormalDist()
+_TITLES = {
+    "percent_agreement": "percent agreement",
+    "fleiss_kappa": "Fleiss' kappa",
+    "conger_kappa": "Conger's kappa",
+    "gwet_ac": "Gwet's AC1",
+    "brennan_prediger": "Brennan-Prediger",
+    "krippendorff_alpha": "Krippendorff's alpha",
+}
+
+
+def _encode(ratings, keywords: dict, weighted: bool) -> RatingsTable:
+    allowed = {"item", "rater", "label", "counts", "labels", "n_classes", "missing"}
+    unknown = sorted(set(keywords) - allowed)
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}; the data keywords are item, "
+            "rater, label, counts, labels, n_classes and missing.")
+    return encode_ratings(ratings, weighted=weighted, **keywords)
+
+
+def _is_weighted(weights) -> bool:
+    return not (weights is None or (isinstance(weights, str) and weights == "none"))
+
+
+def _norm_weights(weights):
+    return None if isinstance(weights, str) and weights == "none" else weights
+
+
+def _level_weighted(level) -> bool:
+    return not (isinstance(level, str) and level == "nominal")
+
+
+def _undefined(name: str, stacklevel: int) -> float:
+    warnings.warn(
+        f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
+        "chance agreement is 1, e.g. every rating in one class); returning nan. Declare "
+        "the full class scale with `labels=` or `n_classes=` if classes are missing.",
+        UndefinedKappaWarning, stacklevel=stacklevel + 1)
+    return math.nan
+
+
+def _check_pairs(table: RatingsTable) -> None:
+    if not (table.counts.sum(axis=1) >= 2).any():
+        raise ValueError(
+            "no item has two or more ratings, so agreement cannot be measured; each item "
+            "needs ratings from at least two raters.")
+
+
+def _one(name: str, ratings, weights, level, keywords, stacklevel: int = 3) -> float:
+    weights = _norm_weights(weights)
+    if name == "krippendorff_alpha":
+        _r.check_level(level)
+        table = _encode(ratings, keywords, _level_weighted(level))
+    else:
+        table = _encode(ratings, keywords, _is_weighted(weights))
+    _check_pairs(table)
+    model = _r.build_model(table, (name,), weights, level)
+    v = float(_r.values(model, model.total)[name][0])
+    return v if math.isfinite(v) else _undefined(name, stacklevel)
+
+
+_KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), optional
+        One row per item, one column per rater (NumPy, lists, pandas,
+        polars or pyarrow tables); missing ratings as NaN/None/pd.NA or
+        ``missing=``.
+    item, rater, label : array_like of shape (n_rows,), optional
+        Long format instead of ``ratings``: one row per rating.
+    counts : array_like of shape (n_items, K), optional
+        Raters per item and class instead of ``ratings``.
+    labels : array_like, optional
+        The classes in scale order.
+    n_classes : int, optional
+        Classes are ``0..n_classes-1``.
+    missing : scalar, optional
+        A label value that marks a missing rating (e.g. -1 or "")."""
+
+
+def percent_agreement(ratings: ArrayLike | None = None, *,
+                      weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+    """Observed agreement ``p_a``: the share of agreeing rater pairs per item, averaged.
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index (as :func:`fastkappa.cohen_kappa`);
+        pairs of ratings count with agreement weight ``1 - w / max(w)``.
+
+    Returns
+    -------
+    float
+        ``p_a = (1/n') sum_i sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1))`` over
+        the ``n'`` items with at least two ratings.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.percent_agreement(ratings), 4)
+    0.8333
+    """
+    return _one("percent_agreement", ratings, weights, None, keywords)
+
+
+def fleiss_kappa(ratings: ArrayLike | None = None, *,
+                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+    """Fleiss' kappa (a generalised Scott's pi), weighted when ``weights`` is given.
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index.
+
+    Returns
+    -------
+    float
+        ``(p_a - p_e) / (1 - p_e)`` with ``p_e = sum_kl a_kl pi_k pi_l`` and
+        ``pi_k`` the mean share of class k over the rated items. With two
+        raters and no missing rating it equals Scott's pi. nan (with an
+        :class:`~fastkappa.UndefinedKappaWarning`) when ``p_e = 1``.
+
+    References
+    ----------
+    .. [1] Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+       raters. Psychological Bulletin, 76(5), 378-382.
+    .. [2] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability, 4th ed.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.fleiss_kappa(ratings), 4)
+    0.7447
+    """
+    return _one("fleiss_kappa", ratings, weights, None, keywords)
+
+
+def conger_kappa(ratings: ArrayLike | None = None, *,
+                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+    """Conger's kappa (a generalised Cohen's kappa), weighted when ``weights`` is given.
+
+    Needs rater identity: wide ``ratings`` or long format (not ``counts=``).
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index.
+
+    Returns
+    -------
+    float
+        ``(p_a - p_e) / (1 - p_e)`` with ``p_e = sum_kl a_kl (pbar_k pbar_l -
+        s_kl / R)``, ``p_gk`` the share of rater g's items in class k. With
+        two raters and no missing rating it equals Cohen's kappa.
+
+    References
+    ----------
+    .. [1] Conger, A. J. (1980). Integration and generalization of kappas for
+       multiple raters. Psychological Bulletin, 88(2), 322-328.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.conger_kappa(ratings), 4)
+    0.7526
+    """
+    return _one("conger_kappa", ratings, weights, None, keywords)
+
+
+def gwet_ac(ratings: ArrayLike | None = None, *,
+            weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+    """Gwet's AC1 (unweighted) or AC2 (weighted) agreement coefficient.
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index (AC2 when given).
+
+    Returns
+    -------
+    float
+        ``(p_a - p_e) / (1 - p_e)`` with ``p_e = T_a / (K (K - 1)) sum_k
+        pi_k (1 - pi_k)``, ``T_a`` the sum of the agreement weights.
+
+    References
+    ----------
+    .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its
+       variance in the presence of high agreement. British Journal of
+       Mathematical and Statistical Psychology, 61, 29-48.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.gwet_ac(ratings), 4)
+    0.7526
+    """
+    return _one("gwet_ac", ratings, weights, None, keywords)
+
+
+def brennan_prediger(ratings: ArrayLike | None = None, *,
+                     weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+    """Brennan and Prediger's coefficient (chance agreement ``T_a / K^2``).
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Brennan, R. L., & Prediger, D. J. (1981). Coefficient kappa: some
+       uses, misuses, and alternatives. Educational and Psychological
+       Measurement, 41, 687-699.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.brennan_prediger(ratings), 4)
+    0.75
+    """
+    return _one("brennan_prediger", ratings, weights, None, keywords)
+
+
+def krippendorff_alpha(ratings: ArrayLike | None = None, *,
+                       level: str | ArrayLike = "nominal", **keywords: Any) -> float:
+    """Krippendorff's alpha from the coincidence matrix.
+
+    Only pairable values count: items with a single rating are ignored.
+
+    Parameters
+    ----------
+    {keywords}
+    level : {{'nominal', 'ordinal', 'interval', 'ratio'}} or array_like of shape (K, K)
+        Level of measurement: the disagreement ``d_kl`` between classes.
+        ``'interval'`` and ``'ratio'`` use the label *values* (numbers);
+        ``'ordinal'`` uses the class order and marginal frequencies; a matrix
+        gives the disagreements directly (zero diagonal).
+
+    Returns
+    -------
+    float
+        ``1 - (n - 1) sum o_kl d_kl / sum_kl n_k n_l d_kl``.
+
+    References
+    ----------
+    .. [1] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+       Annenberg School for Communication Departmental Papers 43.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None]]
+    >>> round(fk.krippendorff_alpha(ratings), 4)
+    0.75
+    """
+    return _one("krippendorff_alpha", ratings, None, level, keywords)
+
+
+for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
+           krippendorff_alpha):
+    _f.__doc__ = _f.__doc__.replace("{keywords}", _KEYWORDS_DOC.strip()).replace(
+        "{{", "{").replace("}}", "}")
+del _f
+
+
+
+# --------------------------------------------------------------------------- table
+
+
+@dataclass(frozen=True, eq=False)
+class AgreementRow:
+    """One coefficient of an :class:`Agreement` table."""
+
+    coefficient: str
+    estimate: float
+    standard_error: float
+    low: float
+    high: float
+    p_value: float
+    method: str
+    n_undefined: int = 0
+    distribution: np.ndarray = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        from .results import _json_float
+
+        return {"coefficient": self.coefficient, "estimate": _json_float(self.estimate),
+                "standard_error": _json_float(self.standard_error),
+                "low": _json_float(self.low), "high": _json_float(self.high),
+                "p_value": _json_float(self.p_value), "method": self.method,
+                "n_undefined": int(self.n_undefined)}
+
+
+@dataclass(frozen=True, eq=False)
+class Agreement:
+    """Agreement coefficients among many raters (returned by :func:`agreement`).
+
+    Attributes
+    ----------
+    rows : tuple of AgreementRow
+        One per coefficient: ``estimate``, ``standard_error`` (Gwet's for
+        ``'asymptotic'``, the SD of the replicates for bootstrap methods),
+        ``low``, ``high``, ``p_value`` (two-sided, H0: coefficient = 0, from
+        Gwet's standard error for every method) and ``method`` (the one
+        used: a BCa interval that had to fall back says ``'percentile'``).
+    method, confidence_level, n_resamples, seed, weights, level
+        The options (``seed``: the entropy that reproduces the replicates).
+    n_items : int
+        Items with at least one rating (the ones scored).
+    n_unrated : int
+        Input items without any rating (left out).
+    n_raters : int
+        Raters (columns, or distinct long-format ids; 0 for ``counts=``).
+    classes : ndarray
+        The classes in scale order.
+    n_clusters : int or None
+        Clusters resampled (``clusters=``).
+    """
+
+    rows: tuple
+    method: str
+    confidence_level: float
+    n_resamples: int
+    seed: Any
+    weights: Any
+    level: Any
+    n_items: int
+    n_unrated: int
+    n_raters: int
+    classes: np.ndarray = field(repr=False)
+    n_clusters: int | None = None
+
+    def __getitem__(self, name: str) -> AgreementRow:
+        for row in self.rows:
+            if row.coefficient == name:
+                return row
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python data (NaN as None, valid for ``json.dumps``), with provenance."""
+        from . import __version__
+
+        classes = [c.item() if isinstance(c, np.generic) else c for c in self.classes]
+        return {
+            "fastkappa_version": __version__, "method": self.method,
+            "confidence_level": float(self.confidence_level),
+            "n_resamples": int(self.n_resamples), "seed": self.seed,
+            "weights": _describe(self.weights), "level": _describe(self.level),
+            "n_items": self.n_items, "n_unrated": self.n_unrated,
+            "n_raters": self.n_raters, "n_clusters": self.n_clusters, "classes": classes,
+            "coefficients": [row.to_dict() for row in self.rows],
+        }
+
+    def to_dataframe(self):
+        """One row per coefficient as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas is installed in the test env
+            raise ImportError('to_dataframe() needs pandas: pip install "fastkappa[pandas]"'
+                              ) from None
+        return pd.DataFrame([{k: getattr(r, k) for k in (
+            "coefficient", "estimate", "standard_error", "low", "high", "p_value", "method")}
+            for r in self.rows]).set_index("coefficient")
+
+    def _table(self) -> list[list[str]]:
+        from .results import _digits, _fmt, _fmt_p
+
+        d = max([3, *(_digits(r.estimate, r.low, r.high, least=3, most=5) for r in self.rows)])
+        out = [["coefficient", "estimate", "SE", "low", "high", "p", "method"]]
+        for r in self.rows:
+            out.append([_TITLES.get(r.coefficient, r.coefficient)
+                        if r.coefficient != "gwet_ac" or self.weights is None else "Gwet's AC2",
+                        _fmt(r.estimate, d), _fmt(r.standard_error, 4), _fmt(r.low, d),
+                        _fmt(r.high, d), _fmt_p(r.p_value), r.method])
+        return out
+
+    def _head(self) -> str:
+        from .results import _level
+
+        how = {"asymptotic": "asymptotic (Gwet)", "bca": "BCa"}.get(self.method, self.method)
+        if self.method != "asymptotic":
+            how += f", {self.n_resamples:,} item resamples"
+        if self.n_clusters is not None:
+            how += f", {self.n_clusters} clusters"
+        w = "" if self.weights is None else f", {_describe(self.weights)} weights"
+        return (f"agreement among {self.n_raters or 'anonymous'} raters on {self.n_items} "
+                f"items, {len(self.classes)} classes{w}; {_level(self.confidence_level)} "
+                f"CI {how}")
+
+    def __str__(self) -> str:
+        rows = self._table()
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) if j in (0, 6) else c.rjust(w)
+                           for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+                 for r in rows]
+        return "\n".join([self._head(), *lines])
+
+    def __repr__(self) -> str:
+        return (f"Agreement(coefficients={[r.coefficient for r in self.rows]}, "
+                f"method={self.method!r}, n_items={self.n_items})")
+
+    def _repr_html_(self) -> str:
+        import html as _html
+
+        from .results import _html_table
+
+        return f"<p>{_html.escape(self._head())}</p>" + _html_table(self._table())
+
+
+def _describe(w):
+    if w is None or isinstance(w, str):
+        return w
+    return "custom"
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _check_options(coefficients, population_size, table: RatingsTable):
+    if coefficients is None:
+        names = [c for c in _r.COEFFICIENTS if c != "conger_kappa" or table.codes is not None]
+    else:
+        names = [coefficients] if isinstance(coefficients, str) else list(coefficients)
+        for c in names:
+            if c not in _r.COEFFICIENTS:
+                raise ValueError(
+                    f"unknown coefficient {c!r}; `coefficients` takes names from "
+                    f"{', '.join(_r.COEFFICIENTS)}.")
+        if len(set(names)) != len(names) or not names:
+            raise ValueError("`coefficients` must name each coefficient once (at least one).")
+    fpc = 1.0
+    if population_size is not None:
+        if isinstance(population_size, bool) or not isinstance(
+                population_size, (int, float, np.integer, np.floating)) or not (
+                population_size >= table.n_items):
+            raise ValueError(
+                "`population_size` must be a number of items at least the number scored "
+                f"({table.n_items}), or None for an infinite population; got "
+                f"{population_size!r}.")
+        fpc = 1.0 - table.n_items / float(population_size)
+    return names, fpc
+
+
+def _units(model: _r.Model, table: RatingsTable, clusters):
+    """Resampling units: (features (U', p), counts (U',), n_units) — types of items or clusters."""
+    if clusters is None:
+        return model.features, model.type_counts, None
+    from .bootstrap import encode_clusters
+
+    codes, n_clusters = encode_clusters(clusters, table.n_input, table.rated)
+    feats = np.zeros((n_clusters, model.features.shape[1]))
+    np.add.at(feats, codes, model.features[model.item_type])
+    uniq, cnt = np.unique(feats, axis=0, return_counts=True)
+    order = np.argsort(-cnt, kind="stable")
+    return np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64), n_clusters
+
+
+def agreement(
+    ratings: ArrayLike | None = None,
+    *,
+    coefficients: str | list[str] | None = None,
+    weights: str | ArrayLike | None = None,
+    level: str | ArrayLike | None = None,
+    method: str = "asymptotic",
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | np.random.SeedSequence | np.random.Generator | None = None,
+    clusters: ArrayLike | None = None,
+    population_size: float | None = None,
+    **keywords: Any,
+) -> Agreement:
+    """Agreement coefficients among many raters with standard errors and intervals.
+
+    Parameters
+    ----------
+    {keywords}
+    coefficients : str or list of str, optional
+        Any of ``'percent_agreement'``, ``'fleiss_kappa'``, ``'conger_kappa'``,
+        ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``.
+        Default: all (without Conger's kappa for ``counts=`` input).
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights of the kappa family (Gwet's AC2 when given).
+    level : {{'nominal', 'ordinal', 'interval', 'ratio'}} or (K, K) array, optional
+        Krippendorff's level; default 'nominal' without ``weights``, else the
+        same disagreement weights as the kappa family.
+    method : {{'asymptotic', 'percentile', 'basic', 'bca'}}, default 'asymptotic'
+        ``'asymptotic'``: estimate ± z * SE with Gwet's variance, conditional
+        on the raters (as irrCAC computes it). The bootstrap methods resample
+        items (or clusters), all coefficients on the same resamples.
+    confidence_level : float, default 0.95
+    n_resamples : int, default 10_000
+        Bootstrap replicates (ignored by ``'asymptotic'``).
+    seed : None, int, SeedSequence or Generator
+        The same seed gives the same interval at any thread count.
+    clusters : array_like of shape (n_items,), optional
+        Cluster id of each input item (patients, documents): the bootstrap
+        resamples whole clusters and the standard errors sum each cluster's
+        influence terms.
+    population_size : float, optional
+        Items in the population, for Gwet's finite-population factor
+        ``1 - n / population_size``.
+
+    Returns
+    -------
+    Agreement
+        One row per coefficient; ``str()`` prints a table, ``to_dict()`` and
+        ``to_dataframe()`` export it.
+
+    Notes
+    -----
+    Items with equal count vectors (equal rating rows for Conger's kappa)
+    are interchangeable, so estimates, variances, the jackknife and the
+    item bootstrap (a multinomial over these types) cost O(types), not
+    O(items). The p-value tests H0: coefficient = 0 with Gwet's standard
+    error and a normal reference (irrCAC uses a t distribution with n - 1
+    degrees of freedom; the standard errors are the same). Interval bounds
+    are clipped to [-1, 1] ([0, 1] for percent agreement).
+
+    References
+    ----------
+    .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its
+       variance in the presence of high agreement. British Journal of
+       Mathematical and Statistical Psychology, 61, 29-48.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None], [1, 1, 2],
+    ...            [3, 3, None], [2, 2, 2], [1, 3, 3]]
+    >>> res = fk.agreement(ratings, coefficients=["fleiss_kappa", "gwet_ac"])
+    >>> round(res["fleiss_kappa"].estimate, 4), round(res["fleiss_kappa"].standard_error, 4)
+    (0.623, 0.1816)
+    """
+    from .bootstrap import _kappa_ci_iv
+
+    method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    weights = _norm_weights(weights)
+    if level is not None:
+        _r.check_level(level)
+    weighted = _is_weighted(weights) or (level is not None and _level_weighted(level))
+    table = _encode(ratings, keywords, weighted)
+    _check_pairs(table)
+    names, fpc = _check_options(coefficients, population_size, table)
+    if level is None:
+        level = "nominal" if weights is None else _r._weights.weight_matrix(
+            table.n_classes, weights)
+    model = _r.build_model(table, names, weights, level)
+    total = model.total
+    est = {k: float(v[0]) for k, v in _r.values(model, total).items()}
+    feats, counts, n_clusters = _units(model, table, clusters)
+    ses = {}
+    for name in names:
+        if not math.isfinite(est[name]):
+            ses[name] = math.nan
+            continue
+        g, n = _r.influence_vector(name, model, total, est[name])
+        n_units = n_clusters
+        if n_units is None and name == "krippendorff_alpha":
+            n_units = total[_r.TWO]
+        ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
+    reps = jack = None
+    if method != "asymptotic":
+        from ._kernels import raters as kern
+        from .bootstrap import block_seeds
+
+        n_units_draw = int(counts.sum())
+        moments = kern._bootstrap_type_moments(counts, feats, np.int64(n_units_draw),
+                                               n_resamples, block_seeds(seq, n_resamples))
+        reps = _r.values(model, moments)
+        if method == "bca":
+            jack = _r.values(model, total[None, :] - feats)
+    rows = [_row(name, est[name], ses[name], method, cl, reps, jack, counts)
+            for name in names]
+    return Agreement(rows=tuple(rows), method=method, confidence_level=cl,
+                     n_resamples=0 if method == "asymptotic" else n_resamples,
+                     seed=_seed_value(seq), weights=weights, level=level,
+                     n_items=table.n_items, n_unrated=table.n_unrated,
+                     n_raters=len(table.raters), classes=table.classes,
+                     n_clusters=n_clusters)
+
+
+def _seed_value(seq: np.random.SeedSequence):
+    e = seq.entropy
+    return int(e) if isinstance(e, (int, np.integer)) else [int(v) for v in e]
+
+
+def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
+    from .bootstrap import bootstrap_interval
+
+    bounds = (0.0, 1.0) if name == "percent_agreement" else (-1.0, 1.0)
+    if not math.isfinite(estimate):
+        _undefined(name, 4)
+        return AgreementRow(name, math.nan, math.nan, math.nan, math.nan, math.nan, method)
+    z0 = estimate / se if se > 0 else math.nan
+    p = math.erfc(abs(z0) / math.sqrt(2.0)) if math.isfinite(z0) else math.nan
+    if method == "asymptotic":
+        half = _NORMAL.inv_cdf(0.5 + cl / 2.0) * se
+        lo = min(max(estimate - half, bounds[0]), bounds[1])
+        hi = min(max(estimate + half, bounds[0]), bounds[1])
+        return AgreementRow(name, estimate, se, lo, hi, p, method)
+    r = reps[name]
+    finite = r[np.isfinite(r)]
+    n_undefined = len(r) - len(finite)
+    if n_undefined:
+        warnings.warn(
+            f"{n_undefined} of {len(r)} bootstrap replicates of {_TITLES[name]} are "
+            "undefined (e.g. every resampled rating in one class); they are excluded from "
+            "the interval and counted in `n_undefined`.", _degenerate(), stacklevel=4)
+    jk = None if jack is None else jack[name]
+    lo, hi, used = bootstrap_interval(estimate, finite, method, cl, jackknife=jk,
+                                      jackknife_counts=None if jk is None else counts,
+                                      what=_TITLES[name], bounds=bounds, stacklevel=4)
+    sd = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
+    return AgreementRow(name, estimate, sd, lo, hi, p, used, n_undefined, finite)
+
+
+def _degenerate():
+    from .exceptions import DegenerateIntervalWarning
+
+    return DegenerateIntervalWarning
+
+
+agreement.__doc__ = agreement.__doc__.replace("{keywords}", _KEYWORDS_DOC.strip()).replace(
+    "{{", "{").replace("}}", "}")

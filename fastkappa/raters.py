@@ -1,0 +1,386 @@
+"""Agreement coefficients for many raters, from sums of per-item features.
+
+Every coefficient (percent agreement, Fleiss, Conger, Gwet's AC1/AC2,
+Brennan-Prediger, Krippendorff's alpha) is a smooth function of a few sums
+over items of per-item *features*: ``S = sum_i F_i``.  So
+
+* the estimate is ``value(S)``;
+* an item bootstrap replicate is ``value(sum_t m_t F_t)`` with type counts
+  ``m ~ Multinomial(n, counts / n)`` over the distinct feature rows (types);
+  clusters of items are units whose features are the sums over their items;
+* the leave-one-unit-out jackknife is ``value(S - F_u)``, one per type;
+* Gwet's linearised variance is ``sum_u (F_u @ g)^2`` for a vector ``g``
+  fixed by the full data (each item's influence term is linear in its
+  features), so clusters use the same cluster sum as two-rater kappa.
+
+Feature layout (``K`` classes, ``R`` raters)::
+
+    ONE  1                                     items (with >= 1 rating)
+    TWO  [r_i >= 2]                            items with a pair of ratings
+    PA   sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)) [r_i >= 2]
+    PI   r_ik / r_i                            (K columns)
+    KOA  sum_k r_ik (r^_ik - 1) / (r_i - 1) [r_i >= 2]   Krippendorff's sum o*a
+    KN   r_i [r_i >= 2]                        pairable values
+    KNK  r_ik [r_i >= 2]                       (K columns)
+    O    coincidences of item i                (K*K columns; ordinal alpha only)
+    C    [rater g put item i in class k]       (R*K columns; Conger only)
+
+with ``r*_ik = sum_l a_kl r_il`` (kappa-family agreement weights ``a``) and
+``r^`` the same with Krippendorff's agreement weights ``1 - d / max(d)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _weights
+from ._raters_input import RatingsTable, distinct_rows
+
+COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
+                "brennan_prediger", "krippendorff_alpha")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def agreement_weights(n_classes: int, weights) -> np.ndarray:
+    """Agreement weights ``a = 1 - w / max(w)`` from disagreement weights ``w``."""
+    w = _weights.weight_matrix(n_classes, weights)
+    if n_classes == 1:
+        return np.ones((1, 1))
+    return 1.0 - w / w.max()
+
+
+def check_level(level) -> None:
+    if isinstance(level, str):
+        if level not in LEVELS:
+            raise ValueError(
+                "`level` must be 'nominal', 'ordinal', 'interval', 'ratio' or a (K, K) "
+                f"matrix of disagreements; got '{level}'.")
+
+
+def _class_values(table: RatingsTable, level: str) -> np.ndarray:
+    if not table.numeric:
+        raise ValueError(
+            f"Krippendorff's {level} level measures distances between label values, but "
+            "the labels are strings; use level='ordinal' (with `labels=` in scale order) "
+            "or pass a (K, K) disagreement matrix as `level`.")
+    return np.asarray(table.classes, dtype=np.float64)
+
+
+def krippendorff_disagreement(table: RatingsTable, level) -> np.ndarray | None:
+    """Fixed (K, K) disagreement ``d`` of a level; None for 'ordinal' (data-dependent)."""
+    k = table.n_classes
+    if isinstance(level, str):
+        if level == "nominal":
+            return 1.0 - np.eye(k)
+        if level == "ordinal":
+            return None
+        v = _class_values(table, level)
+        diff = v[:, None] - v[None, :]
+        if level == "interval":
+            return diff * diff
+        if np.any(v < 0):
+            raise ValueError("Krippendorff's ratio level needs non-negative label values "
+                             "(a ratio scale has an absolute zero).")
+        tot = v[:, None] + v[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = np.where(tot > 0, diff / np.where(tot > 0, tot, 1.0), 0.0)
+        return d * d
+    return _weights.weight_matrix(k, level)
+
+
+def ordinal_disagreement(nk: np.ndarray) -> np.ndarray:
+    """Krippendorff's ordinal ``d_kl = (sum_{g=k..l} n_g - (n_k + n_l) / 2)^2``.
+
+    ``nk`` has shape (..., K); the result (..., K, K).
+    """
+    k = nk.shape[-1]
+    cum = np.cumsum(nk, axis=-1)
+    before = cum - nk  # sum_{g < k}
+    idx = np.arange(k)
+    hi = np.maximum(idx[:, None], idx[None, :])
+    lo = np.minimum(idx[:, None], idx[None, :])
+    span = cum[..., hi] - before[..., lo]
+    half = (nk[..., :, None] + nk[..., None, :]) / 2.0
+    return (span - half) ** 2
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """Everything needed to evaluate coefficients on resampled feature sums."""
+
+    names: tuple
+    k: int
+    n_raters: int
+    a: np.ndarray            # kappa-family agreement weights (K, K)
+    ka: np.ndarray | None    # Krippendorff agreement weights (fixed levels)
+    ordinal: bool
+    conger: bool
+    features: np.ndarray     # (T, p) per type
+    type_counts: np.ndarray  # (T,) items per type
+    item_type: np.ndarray    # (n,) type of each item of the table
+    pi: slice
+    knk: slice
+    o: slice | None
+    c: slice | None
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.type_counts @ self.features
+
+
+ONE, TWO, PA = 0, 1, 2
+
+
+def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Model:
+    """Types (distinct count vectors, or rating rows when Conger is asked) and features."""
+    k = table.n_classes
+    conger = "conger_kappa" in names
+    if conger and table.codes is None:
+        raise ValueError(
+            "Conger's kappa needs to know which rater gave which rating; `counts=` input "
+            "has anonymous raters. Pass wide `ratings` or long `item=`, `rater=`, `label=`.")
+    kripp = "krippendorff_alpha" in names
+    a = agreement_weights(k, weights)
+    ka = None
+    ordinal = False
+    if kripp:
+        d = krippendorff_disagreement(table, level)
+        ordinal = d is None
+        if not ordinal:
+            top = d.max()
+            ka = np.ones((k, k)) if not top > 0 else 1.0 - d / top
+    if conger:
+        first, inverse, type_counts = distinct_rows(table.codes)
+        codes = table.codes[first]
+        r = table.counts[first]
+        n_raters = table.codes.shape[1]
+        for g in range(n_raters):
+            if not (table.codes[:, g] >= 0).any():
+                raise ValueError(
+                    f"rater {table.raters[g]!r} has no rating, so Conger's kappa (which "
+                    "averages over raters) is undefined; drop that rater's column.")
+    else:
+        first, inverse, type_counts = distinct_rows(table.counts)
+        codes = None
+        r = table.counts[first]
+        n_raters = 0
+    order = np.argsort(-type_counts, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    item_type = rank[inverse]
+    r = r[order].astype(np.float64)
+    type_counts = type_counts[order]
+    if codes is not None:
+        codes = codes[order]
+    t = len(r)
+    rt = r.sum(axis=1)
+    two = rt >= 2
+    safe = np.where(two, rt * (rt - 1), 1.0)
+    cols = [np.ones(t), two.astype(np.float64)]
+    cols.append(np.where(two, (r * (r @ a.T - 1.0)).sum(axis=1) / safe, 0.0))
+    blocks = [np.column_stack(cols), r / rt[:, None]]
+    p = 3 + k
+    pi = slice(3, 3 + k)
+    rt1 = np.where(two, rt - 1.0, 1.0)
+    koa_a = ka if ka is not None else np.eye(k)
+    blocks.append(np.where(two, (r * (r @ koa_a.T - 1.0)).sum(axis=1) / rt1, 0.0)[:, None])
+    blocks.append((rt * two)[:, None])
+    blocks.append(r * two[:, None])
+    knk = slice(p + 2, p + 2 + k)
+    p += 2 + k
+    o = None
+    if ordinal:
+        co = (r[:, :, None] * r[:, None, :] - np.eye(k)[None] * r[:, :, None]) / rt1[:, None,
+                                                                                    None]
+        blocks.append((co * two[:, None, None]).reshape(t, k * k))
+        o = slice(p, p + k * k)
+        p += k * k
+    c = None
+    if conger:
+        onehot = np.zeros((t, n_raters, k))
+        ti, gi = np.nonzero(codes >= 0)
+        onehot[ti, gi, codes[ti, gi]] = 1.0
+        blocks.append(onehot.reshape(t, n_raters * k))
+        c = slice(p, p + n_raters * k)
+    features = np.ascontiguousarray(np.concatenate(blocks, axis=1))
+    return Model(names=tuple(names), k=k, n_raters=n_raters, a=a, ka=ka, ordinal=ordinal,
+                 conger=conger, features=features, type_counts=type_counts,
+                 item_type=item_type, pi=pi, knk=knk,
+                 o=o, c=c)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _ratio(num, den):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _chance(name: str, m: Model, s: np.ndarray) -> np.ndarray:
+    """Chance agreement ``p_e`` of a kappa-type coefficient, for feature sums (B, p)."""
+    k = m.k
+    n = s[:, ONE]
+    if name == "percent_agreement":
+        return np.zeros(len(s))
+    if name == "brennan_prediger":
+        return np.full(len(s), m.a.sum() / k**2)
+    if name == "gwet_ac":
+        if k < 2:
+            return np.ones(len(s))
+        pi = s[:, m.pi] / n[:, None]
+        return m.a.sum() / (k * (k - 1)) * (pi * (1.0 - pi)).sum(axis=1)
+    if name == "fleiss_kappa":
+        pi = s[:, m.pi] / n[:, None]
+        return np.einsum("bk,kl,bl->b", pi, m.a, pi)
+    if name == "conger_kappa":
+        rk = m.n_raters
+        cg = s[:, m.c].reshape(len(s), rk, k)
+        ng = cg.sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pg = cg / ng[:, :, None]
+        pbar = pg.mean(axis=1)
+        outer = pbar[:, :, None] * pbar[:, None, :]
+        if rk < 2:
+            return np.einsum("kl,bkl->b", m.a, outer)
+        cov = (np.einsum("bgk,bgl->bkl", pg, pg) - rk * outer) / (rk - 1)
+        return np.einsum("kl,bkl->b", m.a, outer - cov / rk)
+    raise AssertionError(name)
+
+
+def values(m: Model, s: np.ndarray) -> dict[str, np.ndarray]:
+    """Every coefficient of ``m.names`` for feature sums ``s`` (B, p): name -> (B,).
+
+    nan marks an undefined value (no item with two ratings, or chance
+    agreement of 1).
+    """
+    s = np.atleast_2d(s)
+    out = {}
+    pa = _ratio(s[:, PA], s[:, TWO])
+    for name in m.names:
+        if name == "krippendorff_alpha":
+            out[name] = _alpha(m, s)
+            continue
+        pe = _chance(name, m, s)
+        if name == "percent_agreement":
+            out[name] = pa
+        else:
+            out[name] = _ratio(pa - pe, 1.0 - pe) * np.where(1.0 - pe > 1e-14, 1.0, np.nan)
+    return out
+
+
+def _alpha(m: Model, s: np.ndarray) -> np.ndarray:
+    n_pair = s[:, m.knk.start - 1]
+    nk = s[:, m.knk]
+    if m.ordinal:
+        d = ordinal_disagreement(nk)
+        o = s[:, m.o].reshape(len(s), m.k, m.k)
+        observed = np.einsum("bkl,bkl->b", o, d)
+        expected = np.einsum("bk,bkl,bl->b", nk, d, nk)
+    else:
+        observed = n_pair - s[:, m.knk.start - 2]
+        expected = n_pair * n_pair - np.einsum("bk,kl,bl->b", nk, m.ka, nk)
+    scale = np.maximum(n_pair * n_pair, 1.0)
+    ok = expected / scale > 1e-14
+    return np.where(ok, 1.0 - (n_pair - 1.0) * _ratio(observed, np.where(ok, expected, 1.0)),
+                    np.nan)
+
+
+# --------------------------------------------------------------------------- variance
+
+
+def influence_vector(name: str, m: Model, s: np.ndarray, estimate: float) -> tuple[np.ndarray,
+                                                                                     float]:
+    """``(g, n)``: item ``i``'s centred influence term is ``F_i @ g`` (Gwet 2008).
+
+    The variance is ``(1 - f) U / (U - 1) / n^2 * sum_u (F_u @ g)^2`` over
+    the ``U`` resampling units (items, or clusters of items) — for items,
+    irrCAC's ``(1 - f) / (n (n - 1)) * sum_i (x_i - coefficient)^2``.
+    """
+    g = np.zeros(m.features.shape[1])
+    n = float(s[ONE])
+    n2 = float(s[TWO])
+    if name == "krippendorff_alpha":
+        return _alpha_influence(m, s, g)
+    pe = float(_chance(name, m, s[None])[0])
+    coef = estimate
+    g[PA] = (n / n2) / (1.0 - pe)
+    g[TWO] = -(n / n2) * pe / (1.0 - pe)
+    g[ONE] = -coef
+    if name in ("percent_agreement", "brennan_prediger"):
+        return g, n
+    lead = -2.0 * (1.0 - coef) / (1.0 - pe)
+    g[ONE] += -lead * pe
+    k = m.k
+    pi = s[m.pi] / n
+    if name == "fleiss_kappa":
+        g[m.pi] = lead * (m.a @ pi + m.a.T @ pi) / 2.0
+    elif name == "gwet_ac":
+        g[m.pi] = lead * m.a.sum() / (k * (k - 1)) * (1.0 - pi)
+    elif name == "conger_kappa":
+        rk = m.n_raters
+        cg = s[m.c].reshape(rk, k)
+        ng = cg.sum(axis=1)
+        pg = cg / ng[:, None]
+        pbar = pg.mean(axis=0)
+        cgk = (n / ng)[:, None] * (rk * pbar[None, :] - pg)
+        big_m = cgk @ m.a                      # M[g, l] = sum_k c_gk a_kl
+        small_s = (cgk * (pg @ m.a.T)).sum(axis=1)  # s_g = sum_k c_gk sum_l a_kl p_gl
+        scale = lead / (rk * (rk - 1))
+        g[m.c] = (scale * (big_m - small_s[:, None])).reshape(-1)
+        g[ONE] += scale * float(np.dot(ng / n, small_s))
+    return g, n
+
+
+def _alpha_influence(m: Model, s: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, float]:
+    """irrCAC's linearisation of Krippendorff's alpha (items with >= 2 ratings)."""
+    n = float(s[TWO])
+    big_n = float(s[m.knk.start - 1])
+    nk = s[m.knk]
+    rbar = big_n / n
+    if m.ordinal:
+        d = ordinal_disagreement(nk)
+        ka = 1.0 - d / d.max() if d.max() > 0 else np.ones_like(d)
+        oa = float((s[m.o].reshape(m.k, m.k) * ka).sum())
+    else:
+        ka = m.ka
+        oa = float(s[m.knk.start - 2])
+    pa_prime = oa / big_n
+    eps = 1.0 / big_n
+    pa = (1.0 - eps) * pa_prime + eps
+    pi = nk / big_n
+    pe = float(pi @ ka @ pi)
+    alpha_prime = (pa_prime - pe) / (1.0 - pe)
+    lead = -2.0 * (1.0 - alpha_prime) / (1.0 - pe)
+    koa = 1.0 / (rbar * (1.0 - pe))
+    if m.ordinal:
+        g[m.o] = (koa * ka).reshape(-1)
+    else:
+        g[m.knk.start - 2] = koa
+    g[m.knk.start - 1] = -pa / (rbar * (1.0 - pe)) - lead * pe / rbar
+    g[m.knk] = lead * ((ka @ pi + ka.T @ pi) / 2.0) / rbar
+    g[TWO] = (pa - pe) / (1.0 - pe) - alpha_prime
+    return g, n
+
+
+def gwet_variance(unit_features: np.ndarray, unit_counts: np.ndarray, g: np.ndarray,
+                  n: float, fpc: float, n_units: int | None = None) -> float:
+    """``fpc * U / (U - 1) / n^2 * sum_u count_u (F_u @ g)^2``."""
+    d = unit_features @ g
+    units = float(unit_counts.sum()) if n_units is None else float(n_units)
+    if units < 2 or not n > 0:
+        return math.nan
+    return fpc * units / (units - 1.0) / (n * n) * float(np.dot(unit_counts, d * d))
+
+
+__all__ = ["COEFFICIENTS", "LEVELS", "Model", "agreement_weights", "build_model",
+           "gwet_variance", "influence_vector", "values"]

@@ -1,0 +1,276 @@
+"""Many-rater coefficients: estimates against peers, loops and published values."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import naive
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastkappa as fk
+from fastkappa import raters as _r
+
+DATA = json.loads((Path(__file__).parent / "data" / "many_raters_examples.json").read_text())
+NAMES = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger")
+FUNCS = {name: getattr(fk, name) for name in NAMES}
+
+
+def random_ratings(rng, n, n_raters, k, p_missing=0.2):
+    x = rng.integers(0, k, (n, n_raters)).astype(float)
+    x[rng.random((n, n_raters)) < p_missing] = np.nan
+    x[0, :2] = [0, k - 1]  # both ends of the scale occur
+    x[1, :] = np.arange(n_raters) % k  # every rater has a rating
+    return x
+
+
+def as_lists(x):
+    return [[None if v != v else int(v) for v in row] for row in x]
+
+
+def custom_weights(rng, k):
+    w = rng.random((k, k)) * 3
+    np.fill_diagonal(w, 0)
+    return w
+
+
+def agree(k, weights):
+    return _r.agreement_weights(k, weights).tolist()
+
+
+# --------------------------------------------------------------------------- loops
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 10), n_raters=st.integers(2, 20),
+       n=st.integers(3, 40), p_missing=st.sampled_from([0.0, 0.1, 0.4]),
+       weights=st.sampled_from([None, "linear", "quadratic", "custom"]))
+def test_estimates_match_naive_loops(seed, k, n_raters, n, p_missing, weights):
+    rng = np.random.default_rng(seed)
+    x = random_ratings(rng, n, n_raters, k, p_missing)
+    w = custom_weights(rng, k) if weights == "custom" else weights
+    a = agree(k, w)
+    rows = as_lists(x)
+    for name in NAMES:
+        got = FUNCS[name](x, weights=w, n_classes=k)
+        want = getattr(naive, name)(rows, k, a)
+        assert got == pytest.approx(want, abs=1e-12, rel=1e-12), name
+    d = (1 - np.asarray(a)).tolist()
+    got = fk.krippendorff_alpha(x, level=np.asarray(d), n_classes=k)
+    assert got == pytest.approx(naive.krippendorff_alpha(rows, k, d), abs=1e-12)
+
+
+def test_krippendorff_levels_match_naive(rng):
+    x = random_ratings(rng, 30, 5, 6)
+    rows = as_lists(x)
+    v = np.arange(6.0)
+    interval = ((v[:, None] - v[None, :]) ** 2).tolist()
+    assert fk.krippendorff_alpha(x, level="interval") == pytest.approx(
+        naive.krippendorff_alpha(rows, 6, interval), abs=1e-12)
+    assert fk.krippendorff_alpha(x, level="ordinal") == pytest.approx(
+        naive.krippendorff_alpha(rows, 6, naive.ordinal_distance), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- peers
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 10), n_raters=st.integers(2, 20),
+       weights=st.sampled_from([None, "linear", "quadratic", "custom"]))
+def test_estimates_and_standard_errors_match_irrcac(seed, k, n_raters, weights):
+    irr = pytest.importorskip("irrCAC.raw")
+    rng = np.random.default_rng(seed)
+    x = random_ratings(rng, 30, n_raters, k)
+    w = custom_weights(rng, k) if weights == "custom" else weights
+    a = _r.agreement_weights(k, w)
+    df = pd.DataFrame(x).dropna(how="all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # irrCAC's own pandas FutureWarnings
+        cac = irr.CAC(df, weights=a, categories=list(range(k)), digits=20)
+        ref = {name: getattr(cac, meth)()["est"] for name, meth in (
+            ("fleiss_kappa", "fleiss"), ("gwet_ac", "gwet"), ("conger_kappa", "conger"),
+            ("brennan_prediger", "bp"), ("krippendorff_alpha", "krippendorff"))}
+    res = fk.agreement(x, weights=w, n_classes=k, level=1 - a,
+                       coefficients=list(ref))
+    for name, r in ref.items():
+        row = res[name]
+        assert row.estimate == pytest.approx(float(r["coefficient_value"]), abs=1e-12), name
+        assert row.standard_error == pytest.approx(float(r["se"]), abs=1e-10), name
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_krippendorff_matches_package(rng, level):
+    kd = pytest.importorskip("krippendorff")
+    x = random_ratings(rng, 50, 6, 7, 0.3) + 1  # ratio needs positive values
+    want = kd.alpha(reliability_data=x.T, level_of_measurement=level,
+                    value_domain=np.arange(1.0, 8.0))
+    assert fk.krippendorff_alpha(x, level=level) == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["fleiss", "randolph"])
+def test_fleiss_and_brennan_prediger_match_statsmodels(rng, method):
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    counts = rng.multinomial(7, [0.5, 0.2, 0.2, 0.1], size=60)
+    want = inter_rater.fleiss_kappa(counts, method=method)
+    f = fk.fleiss_kappa if method == "fleiss" else fk.brennan_prediger
+    assert f(counts=counts) == pytest.approx(want, abs=1e-12)
+
+
+def test_nltk_pi_and_alpha(rng):
+    agreement_mod = pytest.importorskip("nltk.metrics.agreement")
+    x = random_ratings(rng, 25, 4, 3, 0.0)
+    triples = [(f"c{g}", f"i{i}", int(x[i, g])) for i in range(25) for g in range(4)]
+    task = agreement_mod.AnnotationTask(data=triples)
+    assert fk.fleiss_kappa(x) == pytest.approx(task.pi(), abs=1e-12)
+    assert fk.krippendorff_alpha(x) == pytest.approx(task.alpha(), abs=1e-12)
+    y = x.copy()
+    y[rng.random(y.shape) < 0.3] = np.nan
+    y[:, 0] = x[:, 0]
+    triples = [(f"c{g}", f"i{i}", int(y[i, g])) for i in range(25) for g in range(4)
+               if y[i, g] == y[i, g]]
+    task = agreement_mod.AnnotationTask(data=triples)
+    assert fk.krippendorff_alpha(y) == pytest.approx(task.alpha(), abs=1e-12)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_two_raters_conger_is_cohen_and_fleiss_is_scott(rng, weights):
+    y1 = rng.integers(0, 4, 200)
+    y2 = np.where(rng.random(200) < 0.6, y1, rng.integers(0, 4, 200))
+    x = np.column_stack([y1, y2])
+    assert fk.conger_kappa(x, weights=weights) == pytest.approx(
+        fk.cohen_kappa(y1, y2, weights=weights), abs=1e-12)
+    if weights is None:
+        assert fk.fleiss_kappa(x) == pytest.approx(
+            naive.scott_pi(y1.tolist(), y2.tolist(), 4), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- published
+
+
+def test_krippendorff_2011_reliability_data():
+    ex = DATA["krippendorff_2011"]
+    x = np.array(ex["ratings_by_observer"], dtype=float).T
+    for level, want in ex["alpha"].items():
+        assert round(fk.krippendorff_alpha(x, level=level), ex["decimals"]) == want
+
+
+def test_fleiss_1971_diagnoses_and_wikipedia_table():
+    ex = DATA["fleiss_1971"]
+    assert round(fk.fleiss_kappa(np.array(ex["ratings"])), 3) == ex["fleiss_kappa"]
+    ex = DATA["wikipedia_fleiss"]
+    assert round(fk.fleiss_kappa(counts=ex["counts"]), 3) == ex["fleiss_kappa"]
+
+
+def test_gwet_handbook_raw_4raters_with_standard_errors():
+    ex = DATA["gwet_raw_4raters"]
+    x = np.array(ex["ratings"], dtype=float)
+    res = fk.agreement(x, coefficients=list(ex["unweighted"]), labels=ex["categories"])
+    for name, (est, se) in ex["unweighted"].items():
+        assert round(res[name].estimate, 5) == est
+        assert round(res[name].standard_error, 5) == se
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_wide_long_and_counts_agree(rng):
+    x = random_ratings(rng, 40, 5, 4)
+    items, raters = np.nonzero(~np.isnan(x))
+    order = rng.permutation(len(items))
+    labels = x[items, raters].astype(int)
+    long = dict(item=(items * 7 + 3)[order], rater=np.array(list("abcde"))[raters][order],
+                label=labels[order])
+    counts = np.stack([(x == c).sum(axis=1) for c in range(4)], axis=1)
+    for name in NAMES:
+        wide = FUNCS[name](x)
+        assert FUNCS[name](**long) == pytest.approx(wide, abs=1e-14), name
+        if name != "conger_kappa":
+            assert FUNCS[name](counts=counts) == pytest.approx(wide, abs=1e-14), name
+    assert fk.krippendorff_alpha(**long) == pytest.approx(fk.krippendorff_alpha(x), abs=1e-14)
+
+
+def test_containers_and_missing_markers(rng):
+    x = random_ratings(rng, 30, 3, 3)
+    want = fk.fleiss_kappa(x)
+    df = pd.DataFrame(x).astype("Int64")
+    assert fk.fleiss_kappa(df) == pytest.approx(want, abs=1e-14)
+    strs = pd.DataFrame(np.where(np.isnan(x), None, x.astype(object)))
+    strs = strs.map(lambda v: None if v is None else f"c{int(v)}")
+    assert fk.fleiss_kappa(strs) == pytest.approx(want, abs=1e-14)
+    marked = np.where(np.isnan(x), -1, x).astype(int)
+    assert fk.fleiss_kappa(marked, missing=-1) == pytest.approx(want, abs=1e-14)
+    pl = pytest.importorskip("polars")
+    assert fk.fleiss_kappa(pl.from_pandas(df)) == pytest.approx(want, abs=1e-14)
+    pa = pytest.importorskip("pyarrow")
+    assert fk.fleiss_kappa(pa.Table.from_pandas(df)) == pytest.approx(want, abs=1e-14)
+
+
+def test_declared_classes_change_gwet_but_not_fleiss():
+    x = np.array([[0, 0, 1], [1, 1, 1], [0, 1, 0], [2, 2, 2]])
+    assert fk.fleiss_kappa(x, n_classes=5) == pytest.approx(fk.fleiss_kappa(x), abs=1e-15)
+    assert fk.gwet_ac(x, n_classes=5) != pytest.approx(fk.gwet_ac(x))
+
+
+def test_ordered_categorical_declares_classes():
+    cat = pd.CategoricalDtype(["low", "mid", "high"], ordered=True)
+    df = pd.DataFrame({"a": ["low", "mid", "low"], "b": ["low", "high", "mid"]}).astype(cat)
+    want = fk.gwet_ac([[0, 0], [1, 2], [0, 1]], weights="linear", n_classes=3)
+    assert fk.gwet_ac(df, weights="linear") == pytest.approx(want, abs=1e-15)
+
+
+def test_items_with_no_rating_are_left_out(rng):
+    x = random_ratings(rng, 20, 4, 3)
+    y = np.vstack([x, np.full((3, 4), np.nan)])
+    for name in NAMES:
+        assert FUNCS[name](y) == pytest.approx(FUNCS[name](x), abs=1e-15)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: fk.fleiss_kappa(np.array([1, 2, 3])), "must be 2-D"),
+    (lambda: fk.fleiss_kappa([[1, 2], [1, 2]], item=[1]), "exactly one form"),
+    (lambda: fk.fleiss_kappa(item=[1, 2], rater=[1, 2]), "all three"),
+    (lambda: fk.fleiss_kappa(item=[1, 1], rater=["a", "a"], label=[0, 1]),
+     "more than once"),
+    (lambda: fk.fleiss_kappa(item=[1, None], rater=["a", "b"], label=[0, 1]),
+     "missing ids"),
+    (lambda: fk.fleiss_kappa([[1, 7], [1, 2]], labels=[1, 2]), "not one of the declared"),
+    (lambda: fk.fleiss_kappa([[1, 2], [1, 2]], labels=[1, 2], n_classes=2),
+     "either `labels` or `n_classes`"),
+    (lambda: fk.fleiss_kappa([["a", "b"], ["a", "a"]], weights="linear"),
+     "needs ordered classes"),
+    (lambda: fk.krippendorff_alpha([["a", "b"], ["a", "a"]], level="interval"),
+     "needs ordered classes"),
+    (lambda: fk.krippendorff_alpha([["a", "b"], ["a", "a"]], level="interval",
+                                   labels=["a", "b"]), "use level='ordinal'"),
+    (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level="cosine"), "`level` must be"),
+    (lambda: fk.fleiss_kappa([[1, 2], [1, 1]], weights="cubic"), "`weights` must be"),
+    (lambda: fk.conger_kappa(counts=[[1, 2], [3, 0]]), "anonymous raters"),
+    (lambda: fk.conger_kappa([[1, 2, None], [1, 1, None]]), "has no rating"),
+    (lambda: fk.fleiss_kappa([[1, None], [None, 2]]), "no item has two"),
+    (lambda: fk.fleiss_kappa([[None, None], [None, None]]), "every rating is missing"),
+    (lambda: fk.fleiss_kappa(counts=[[1, -2]]), "non-negative"),
+    (lambda: fk.fleiss_kappa(counts=[[1.5, 2]]), "whole numbers"),
+    (lambda: fk.fleiss_kappa(counts=[[1, 2]], n_classes=3), "3 classes are declared"),
+    (lambda: fk.fleiss_kappa([[1, 2.5], [1, 1]]), "non-integral"),
+    (lambda: fk.fleiss_kappa([[1, "a"], [1, 1]]), "mixes strings and numbers"),
+    (lambda: fk.fleiss_kappa([[1, 2]], missing=[1]), "`missing` must be"),
+    (lambda: fk.fleiss_kappa([[1, 2]], colour=1), "unexpected keyword"),
+])
+def test_bad_input_errors(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_undefined_warns_and_returns_nan():
+    x = [[1, 1], [1, 1], [1, 1]]
+    with pytest.warns(fk.UndefinedKappaWarning, match="undefined"):
+        assert np.isnan(fk.fleiss_kappa(x))
+    assert fk.percent_agreement(x) == 1.0
