@@ -613,8 +613,8 @@ def agreement(
             continue
         g, n = _r.influence_vector(name, model, total, est[name])
         n_units = n_clusters
-        if n_units is None and name == "krippendorff_alpha":
-            n_units = total[_r.TWO]
+        if name == "krippendorff_alpha":  # units holding a pairable item
+            n_units = float(counts[feats[:, _r.TWO] > 0].sum())
         ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
     reps = jack = None
     if method != "asymptotic":

@@ -147,3 +147,33 @@ def percent_agreement_se(ratings, k, a, fpc=1.0):
         x_i = n / n2 * pa_i
         total += (x_i - pa) ** 2
     return math.sqrt(fpc * total / (n * (n - 1)))
+
+
+def fleiss_influence(ratings, k, a):
+    """Gwet's per-item terms x_i - kappa of Fleiss' kappa (irrCAC's formulas, as loops).
+
+    Returns the list of centred terms, one per rated item; the variance is
+    ``sum(d^2) / (n (n - 1))`` and for clusters ``C / (C - 1) / n^2 *
+    sum_c (sum_{i in c} d_i)^2``.
+    """
+    rows = [[v for v in row if v is not None] for row in ratings]
+    keep = [i for i, r in enumerate(rows) if r]
+    n = len(keep)
+    n2 = sum(len(rows[i]) >= 2 for i in keep)
+    pi = class_shares(ratings, k)
+    pe = sum(a[x][y] * pi[x] * pi[y] for x in range(k) for y in range(k))
+    kappa = fleiss_kappa(ratings, k, a)
+    piw = [sum((a[c][y] + a[y][c]) / 2 * pi[y] for y in range(k)) for c in range(k)]
+    out = []
+    for i in keep:
+        vals = rows[i]
+        m = len(vals)
+        pa_i = 0.0
+        if m >= 2:
+            pa_i = sum(a[vals[x]][vals[y]] for x in range(m) for y in range(m) if x != y) / (
+                m * (m - 1))
+        kappa_i = n / n2 * (pa_i - (pe if m >= 2 else 0.0)) / (1 - pe)
+        pe_i = sum(piw[v] for v in vals) / m
+        x_i = kappa_i - 2 * (1 - kappa) * (pe_i - pe) / (1 - pe)
+        out.append(x_i - kappa)
+    return out

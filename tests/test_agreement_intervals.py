@@ -1,0 +1,245 @@
+"""fk.agreement: Gwet's standard errors, the item-type bootstrap, clusters, results."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import naive
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastkappa as fk
+from fastkappa import raters as _r
+from fastkappa._raters_input import encode_ratings
+
+ALL = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
+       "krippendorff_alpha")
+
+
+def ratings(rng, n=60, n_raters=4, k=3, p_missing=0.2, agree=0.6):
+    truth = rng.integers(0, k, n)
+    x = np.where(rng.random((n, n_raters)) < agree, truth[:, None],
+                 rng.integers(0, k, (n, n_raters))).astype(float)
+    x[rng.random(x.shape) < p_missing] = np.nan
+    x[0, :] = np.arange(n_raters) % k
+    return x
+
+
+# --------------------------------------------------------------------------- asymptotic
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 6), n_raters=st.integers(2, 8),
+       population=st.sampled_from([None, 50, 400]),
+       weights=st.sampled_from([None, "quadratic"]))
+def test_population_size_matches_irrcac(seed, k, n_raters, population, weights):
+    irr = pytest.importorskip("irrCAC.raw")
+    rng = np.random.default_rng(seed)
+    x = ratings(rng, 40, n_raters, k)
+    a = _r.agreement_weights(k, weights)
+    df = pd.DataFrame(x).dropna(how="all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cac = irr.CAC(df, weights=a, categories=list(range(k)), digits=20,
+                      N=np.inf if population is None else population)
+        ref = {"fleiss_kappa": cac.fleiss()["est"], "gwet_ac": cac.gwet()["est"],
+               "conger_kappa": cac.conger()["est"],
+               "krippendorff_alpha": cac.krippendorff()["est"]}
+    res = fk.agreement(x, weights=weights, n_classes=k, population_size=population,
+                       coefficients=list(ref))
+    for name, r in ref.items():
+        assert res[name].standard_error == pytest.approx(float(r["se"]), abs=1e-10), name
+
+
+def test_percent_agreement_se_matches_loops(rng):
+    x = ratings(rng)
+    res = fk.agreement(x, coefficients="percent_agreement", weights="linear")
+    a = _r.agreement_weights(3, "linear").tolist()
+    rows = [[None if v != v else int(v) for v in row] for row in x]
+    assert res["percent_agreement"].standard_error == pytest.approx(
+        naive.percent_agreement_se(rows, 3, a), abs=1e-12)
+
+
+def test_cluster_standard_error_matches_loops(rng):
+    x = ratings(rng, 90)
+    clusters = rng.integers(0, 25, 90)
+    rows = [[None if v != v else int(v) for v in row] for row in x]
+    d = naive.fleiss_influence(rows, 3, np.eye(3).tolist())
+    sums = {}
+    for c, di in zip(clusters.tolist(), d, strict=True):
+        sums[c] = sums.get(c, 0.0) + di
+    n_c, n = len(sums), len(d)
+    want = math.sqrt(n_c / (n_c - 1) / n**2 * sum(v * v for v in sums.values()))
+    res = fk.agreement(x, coefficients="fleiss_kappa", clusters=clusters)
+    assert res["fleiss_kappa"].standard_error == pytest.approx(want, abs=1e-12)
+    assert res.n_clusters == n_c
+    # singleton clusters give the item-level SE exactly
+    one = fk.agreement(x, clusters=np.arange(90))
+    plain = fk.agreement(x)
+    for name in ALL:
+        assert one[name].standard_error == pytest.approx(plain[name].standard_error,
+                                                         rel=1e-12), name
+
+
+def test_asymptotic_interval_is_estimate_plus_minus_z_se(rng):
+    res = fk.agreement(ratings(rng), confidence_level=0.9)
+    z = 1.6448536269514722
+    for row in res:
+        assert row.low == pytest.approx(max(row.estimate - z * row.standard_error, -1), 1e-12)
+        assert row.high == pytest.approx(min(row.estimate + z * row.standard_error, 1), 1e-12)
+        p = math.erfc(abs(row.estimate / row.standard_error) / math.sqrt(2))
+        assert row.p_value == pytest.approx(p, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_jackknife_by_type_equals_leaving_an_item_out(rng):
+    x = ratings(rng, 30)
+    table = encode_ratings(x)
+    model = _r.build_model(table, ALL)
+    jack = _r.values(model, model.total[None, :] - model.features)
+    for t in range(len(model.type_counts)):
+        i = int(np.flatnonzero(model.item_type == t)[0])
+        rest = np.delete(table.codes, i, axis=0).astype(float)
+        rest[rest < 0] = np.nan
+        for name in ALL:
+            f = getattr(fk, name)
+            want = f(rest, n_classes=3)
+            assert jack[name][t] == pytest.approx(want, abs=1e-12), (name, t)
+
+
+def _index_bootstrap(x, n_rep, seed, clusters=None):
+    """Plain index resampling of items (or clusters), coefficients recomputed."""
+    rng = np.random.default_rng(seed)
+    out = {name: [] for name in ALL}
+    if clusters is not None:
+        ids = np.unique(clusters)
+        members = [np.flatnonzero(clusters == c) for c in ids]
+    for _ in range(n_rep):
+        if clusters is None:
+            idx = rng.integers(0, len(x), len(x))
+        else:
+            idx = np.concatenate([members[j] for j in rng.integers(0, len(ids), len(ids))])
+        res = fk.agreement(x[idx], n_classes=3)
+        for name in ALL:
+            out[name].append(res[name].estimate)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_type_bootstrap_matches_index_resampling_in_distribution(rng, clustered):
+    stats = pytest.importorskip("scipy.stats")
+    x = ratings(rng, 80)
+    clusters = rng.integers(0, 30, 80) if clustered else None
+    fast = fk.agreement(x, method="percentile", n_resamples=4000, seed=1, clusters=clusters,
+                        n_classes=3)
+    slow = _index_bootstrap(x, 400, 2, clusters)
+    for name in ALL:
+        a, b = fast[name].distribution, slow[name]
+        # same distribution: the KS p-value is uniform, so with fixed seeds a p
+        # above 1e-3 fails by chance once in a thousand seeds
+        assert stats.ks_2samp(a, b).pvalue > 1e-3, name
+        # mean within 4 standard errors of the difference of two means
+        se = math.sqrt(a.var() / len(a) + b.var() / len(b))
+        assert abs(a.mean() - b.mean()) < 4 * se, name
+        # SD within 4 standard errors (SE of an SD ~ SD / sqrt(2 B))
+        assert abs(a.std() - b.std()) < 4 * b.std() / math.sqrt(2 * len(b)), name
+
+
+def test_same_seed_same_interval_at_any_thread_count(rng):
+    numba = pytest.importorskip("numba")
+    x = ratings(rng, 200)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = fk.agreement(x, method="bca", n_resamples=3000, seed=7)
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS))
+        many = fk.agreement(x, method="bca", n_resamples=3000, seed=7)
+    finally:
+        numba.set_num_threads(before)
+    for name in ALL:
+        np.testing.assert_array_equal(one[name].distribution, many[name].distribution)
+        assert (one[name].low, one[name].high) == (many[name].low, many[name].high)
+    other = fk.agreement(x, method="bca", n_resamples=3000, seed=8)
+    assert other["fleiss_kappa"].low != one["fleiss_kappa"].low
+    assert one.seed == 7 and one.to_dict()["seed"] == 7
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
+def test_bootstrap_intervals(rng, method):
+    x = ratings(rng, 150)
+    res = fk.agreement(x, method=method, n_resamples=2000, seed=3)
+    for row in res:
+        d = row.distribution
+        assert row.method == method and len(d) == 2000
+        assert row.standard_error == pytest.approx(np.std(d, ddof=1), rel=1e-12)
+        q_lo, q_hi = np.quantile(d, [0.025, 0.975])
+        if method == "percentile":
+            assert (row.low, row.high) == pytest.approx((q_lo, q_hi), abs=1e-12)
+        elif method == "basic":
+            assert (row.low, row.high) == pytest.approx(
+                (2 * row.estimate - q_hi, 2 * row.estimate - q_lo), abs=1e-12)
+        assert row.low < row.estimate < row.high
+
+
+def test_constant_bootstrap_warns():
+    x = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]] * 10, dtype=float)
+    with pytest.warns(fk.DegenerateIntervalWarning, match="constant"):
+        res = fk.agreement(x, method="percentile", n_resamples=200, seed=0,
+                           coefficients="percent_agreement")
+    assert res["percent_agreement"].low == res["percent_agreement"].high == 1.0
+
+
+# --------------------------------------------------------------------------- results
+
+
+def test_result_formats(rng):
+    res = fk.agreement(ratings(rng), weights="quadratic", method="percentile",
+                       n_resamples=500, seed=11)
+    text = str(res)
+    assert "Gwet's AC2" in text and "Krippendorff's alpha" in text and "500" in text
+    assert "<table>" in res._repr_html_()
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["method"] == "percentile" and d["seed"] == 11 and d["weights"] == "quadratic"
+    assert d["fastkappa_version"] == fk.__version__ and d["n_resamples"] == 500
+    assert [c["coefficient"] for c in d["coefficients"]] == list(ALL)
+    df = res.to_dataframe()
+    assert list(df.index) == list(ALL)
+    assert df.loc["fleiss_kappa", "estimate"] == res["fleiss_kappa"].estimate
+    with pytest.raises(KeyError):
+        res["cohen"]
+
+
+def test_nan_becomes_none_in_to_dict():
+    x = [[1, 1], [1, 1], [1, 1]]
+    with pytest.warns(fk.UndefinedKappaWarning):
+        res = fk.agreement(x, coefficients=["percent_agreement", "fleiss_kappa"])
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["coefficients"][1]["estimate"] is None
+    assert d["coefficients"][0]["estimate"] == 1.0
+
+
+def test_counts_input_leaves_out_conger():
+    res = fk.agreement(counts=[[3, 0], [1, 2], [0, 3], [2, 1]])
+    assert "conger_kappa" not in [r.coefficient for r in res]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(coefficients=["cohen"]), "unknown coefficient"),
+    (dict(coefficients=["fleiss_kappa", "fleiss_kappa"]), "each coefficient once"),
+    (dict(population_size=3), "population_size"),
+    (dict(method="normal"), "`method` must be"),
+    (dict(confidence_level=95), "For a 95% interval pass 0.95"),
+    (dict(n_resamples=1, method="bca"), "at least 2"),
+    (dict(clusters=[1, 2]), "one id per row"),
+    (dict(seed=-1), "non-negative"),
+])
+def test_agreement_option_errors(rng, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fk.agreement(ratings(rng, 20), **kwargs)
