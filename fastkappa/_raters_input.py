@@ -38,7 +38,7 @@ class RatingsTable:
     ordered : bool
         True when the classes have a meaningful order (numbers, ``labels=``,
         ``n_classes=`` or an ordered Categorical).
-    counts : int64 ndarray (n, K)
+    counts : integer ndarray (n, K)
         ``r_ik`` of the items with at least one rating.
     codes : int32 ndarray (n, R) or None
         Class index of each (item, rater), -1 when missing; None for
@@ -49,6 +49,8 @@ class RatingsTable:
         Items in the input.
     raters : list
         Rater names (column names, long-format ids or positions).
+    rater_counts : int64 ndarray (R,) or None
+        Ratings given by each rater.
     """
 
     classes: np.ndarray
@@ -58,6 +60,7 @@ class RatingsTable:
     rated: np.ndarray | None
     n_input: int
     raters: list
+    rater_counts: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -244,6 +247,9 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
             raise ValueError("long-format data needs all three of `item=`, `rater=` and "
                              "`label=` (one row per rating).")
         return _from_long(item, rater, label, labels, n_classes, missing, weighted)
+    fast = _numeric_fast_path(ratings, labels, n_classes, missing)
+    if fast is not None:
+        return fast
     cols, raters = _wide_columns(ratings)
     if any(isinstance(c, MatrixColumn) for c in cols):
         raise ValueError("each column of `ratings` must hold one label per item.")
@@ -325,20 +331,92 @@ def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:
                         raters=[])
 
 
-def _finish(codes: np.ndarray, classes, ordered: bool, raters: list) -> RatingsTable:
+def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | None:
+    """One scan and one encoding pass over a 2-D NumPy array of whole numbers.
+
+    Returns None (the general path then decides, and raises where needed)
+    for anything unusual: other containers, non-integral or non-finite
+    values, a wide value range, labels that are not numbers, invalid values.
+    """
+    if not (isinstance(ratings, np.ndarray) and ratings.ndim == 2
+            and ratings.dtype.kind in "biuf" and ratings.size and ratings.shape[1]):
+        return None
+    if missing is not None and not isinstance(missing, (int, float, np.integer, np.floating)):
+        return None
+    x = ratings.view(np.uint8) if ratings.dtype.kind == "b" else ratings
+    if not x.dtype.isnative or (x.dtype.kind == "u" and x.dtype.itemsize == 8):
+        return None
+    kern = _kernels()
+    n = x.shape[0]
+    chunks = n_chunks_for(x.size)
+    has_missing = missing is not None
+    miss = float(missing) if has_missing else 0.0
+    if chunks == 1:
+        parts = np.zeros((1, 4))
+        kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
+    else:
+        parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
+    lo, hi = parts[:, 0].min(), parts[:, 1].max()
+    if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
+        return None
+    lo, hi = int(lo), int(hi)
+    if labels is None and n_classes is None:
+        if hi - lo >= 64:
+            return None
+        classes = np.arange(lo, hi + 1, dtype=np.int64)
+    else:
+        declared, kind = _check_labels(labels, n_classes)
+        if kind != "num" or declared.dtype.kind not in "iu":
+            return None
+        classes = declared.astype(np.int64)
+        lo, hi = min(lo, int(classes.min())), max(hi, int(classes.max()))
+        if hi - lo >= (1 << 22):
+            return None
+    k = len(classes)
+    lut = np.full(hi - lo + 1, k, dtype=np.int32)
+    lut[classes - lo] = np.arange(k, dtype=np.int32)
+    if chunks == 1:
+        codes = np.empty(x.shape, dtype=np.int32)
+        table = np.zeros((n, k), dtype=np.int32)
+        invalid = kern._encode_numeric_block(x, np.int64(lo), lut, np.int64(k), has_missing,
+                                             miss, 0, n, codes, table)
+    else:
+        codes, table, invalid = kern._encode_numeric(x, np.int64(lo), lut, np.int64(k),
+                                                     has_missing, miss, np.int64(chunks))
+    if invalid:
+        return None
+    if labels is None and n_classes is None:
+        used = np.flatnonzero(kern._table_summary(codes, table)[1])
+        if len(used) == 0:
+            return None
+        if len(used) < k:
+            remap = np.full(k + 1, -1, dtype=np.int32)
+            remap[used] = np.arange(len(used), dtype=np.int32)
+            codes = remap[codes]
+            table = np.ascontiguousarray(table[:, used])
+            classes = classes[used]
+    return _finish(codes, classes, True, list(range(x.shape[1])), table)
+
+
+def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
+            table: np.ndarray | None = None) -> RatingsTable:
     kern = _kernels()
     k = len(classes)
     n = codes.shape[0]
-    chunks = np.int64(n_chunks_for(n * codes.shape[1]))
-    table = kern._count_item_classes(codes, np.int64(k), chunks)
-    r = table.sum(axis=1)
-    rated = r > 0
+    if table is None:
+        chunks = n_chunks_for(n * codes.shape[1])
+        if chunks == 1:
+            table = kern._count_item_classes_serial(codes, np.int64(k))
+        else:
+            table = kern._count_item_classes(codes, np.int64(k), np.int64(chunks))
+    per_item, _, per_rater = kern._table_summary(codes, table)
+    rated = per_item > 0
     if not rated.all():
         codes = np.ascontiguousarray(codes[rated])
         table = table[rated]
-    return RatingsTable(classes=classes, ordered=ordered, counts=table.astype(np.int64),
-                        codes=codes, rated=None if rated.all() else rated, n_input=n,
-                        raters=list(raters))
+    return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=codes,
+                        rated=None if rated.all() else rated, n_input=n,
+                        raters=list(raters), rater_counts=per_rater)
 
 
 # --------------------------------------------------------------------------- types
@@ -359,10 +437,20 @@ def distinct_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if p == 0:
         return np.zeros(1, np.int64), np.zeros(n, np.int64), np.array([n], np.int64)
     if p * np.log2(max(base, 2)) < 62:
-        powers = base ** np.arange(p, dtype=np.int64)
-        key = (m.astype(np.int64) - lo) @ powers
-        _, first, inverse, cnt = np.unique(key, return_index=True, return_inverse=True,
-                                           return_counts=True)
+        key = _kernels()._row_keys(m, np.int64(lo), np.int64(base))
+        if base**p <= max(1 << 20, 4 * n):
+            # dense key range: count keys directly (O(n)), no sort
+            cnt_all = np.bincount(key, minlength=base**p)
+            used = np.flatnonzero(cnt_all)
+            rank = np.zeros(len(cnt_all), dtype=np.int64)
+            rank[used] = np.arange(len(used))
+            inverse = rank[key]
+            first = np.full(len(used), n, dtype=np.int64)
+            np.minimum.at(first, inverse, np.arange(n, dtype=np.int64))
+            cnt = cnt_all[used]
+        else:
+            _, first, inverse, cnt = np.unique(key, return_index=True, return_inverse=True,
+                                               return_counts=True)
     else:
         _, first, inverse, cnt = np.unique(m, axis=0, return_index=True, return_inverse=True,
                                            return_counts=True)

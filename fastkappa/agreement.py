@@ -619,11 +619,14 @@ def agreement(
     reps = jack = None
     if method != "asymptotic":
         from ._kernels import raters as kern
-        from .bootstrap import block_seeds
+        from .bootstrap import SERIAL_MAX_DRAWS, block_seeds
 
         n_units_draw = int(counts.sum())
-        moments = kern._bootstrap_type_moments(counts, feats, np.int64(n_units_draw),
-                                               n_resamples, block_seeds(seq, n_resamples))
+        serial = n_resamples * (len(counts) + feats.shape[1]) <= SERIAL_MAX_DRAWS
+        kernel = (kern._bootstrap_type_moments_serial if serial
+                  else kern._bootstrap_type_moments)
+        moments = kernel(counts, feats, np.int64(n_units_draw), n_resamples,
+                         block_seeds(seq, n_resamples))
         reps = _r.values(model, moments)
         if method == "bca":
             jack = _r.values(model, total[None, :] - feats)

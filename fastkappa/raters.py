@@ -163,11 +163,11 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         codes = table.codes[first]
         r = table.counts[first]
         n_raters = table.codes.shape[1]
-        for g in range(n_raters):
-            if not (table.codes[:, g] >= 0).any():
-                raise ValueError(
-                    f"rater {table.raters[g]!r} has no rating, so Conger's kappa (which "
-                    "averages over raters) is undefined; drop that rater's column.")
+        silent = np.flatnonzero(table.rater_counts == 0)
+        if len(silent):
+            raise ValueError(
+                f"rater {table.raters[silent[0]]!r} has no rating, so Conger's kappa (which "
+                "averages over raters) is undefined; drop that rater's column.")
     else:
         first, inverse, type_counts = distinct_rows(table.counts)
         codes = None

@@ -274,3 +274,26 @@ def test_undefined_warns_and_returns_nan():
     with pytest.warns(fk.UndefinedKappaWarning, match="undefined"):
         assert np.isnan(fk.fleiss_kappa(x))
     assert fk.percent_agreement(x) == 1.0
+
+
+def test_numeric_fast_path_equals_general_path(rng):
+    x = random_ratings(rng, 50, 4, 5) * 3 + 10  # values 10, 13, ... (gaps in the range)
+    table = pd.DataFrame(x)  # the general path (one column at a time)
+    for name in NAMES:
+        assert FUNCS[name](x) == pytest.approx(FUNCS[name](table), abs=1e-14), name
+        assert FUNCS[name](x, labels=[10, 13, 16, 19, 22, 25]) == pytest.approx(
+            FUNCS[name](table, labels=[10, 13, 16, 19, 22, 25]), abs=1e-14), name
+    ints = np.where(np.isnan(x), -1, x).astype(np.int16)
+    assert fk.gwet_ac(ints, missing=-1) == pytest.approx(fk.gwet_ac(x), abs=1e-14)
+    flags = ints > 15
+    assert fk.gwet_ac(flags) == pytest.approx(fk.gwet_ac(pd.DataFrame(flags)), abs=1e-14)
+
+
+@pytest.mark.parametrize("x, match", [
+    (np.array([[1, 7], [1, 2]]), "not one of the declared"),
+    (np.array([[1.0, np.inf], [1, 2]]), "inf"),
+    (np.array([[1.0, 2.5], [1, 2]]), "non-integral"),
+])
+def test_numeric_fast_path_errors(x, match):
+    with pytest.raises(ValueError, match=match):
+        fk.fleiss_kappa(x, labels=[1, 2] if match.startswith("not") else None)

@@ -69,6 +69,17 @@ def _moments_block(type_counts, total, n_units, features, lo, hi, draws, out):
                     out[rep, j] += fm * features[t, j]
 
 
+@jit()
+def _moments_setup(type_counts, features, n_rep, block_seeds):
+    """Total units, the zeroed output, the number of blocks and replicates per block."""
+    total = np.int64(0)
+    for t in range(type_counts.shape[0]):
+        total += np.int64(type_counts[t])
+    out = np.zeros((n_rep, features.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    return total, out, n_blocks, (n_rep + n_blocks - 1) // n_blocks
+
+
 @jit(parallel=True)
 def _bootstrap_type_moments(type_counts, features, n_units, n_rep, block_seeds):
     """Feature sums of ``n_rep`` item (or cluster) bootstrap replicates.
@@ -79,13 +90,7 @@ def _bootstrap_type_moments(type_counts, features, n_units, n_rep, block_seeds):
     the most frequent types first (the draw stops once every unit is placed).
     """
     n_types = type_counts.shape[0]
-    n_feat = features.shape[1]
-    total = np.int64(0)
-    for t in range(n_types):
-        total += np.int64(type_counts[t])
-    out = np.zeros((n_rep, n_feat), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
+    total, out, n_blocks, step = _moments_setup(type_counts, features, n_rep, block_seeds)
     for b in prange(n_blocks):
         np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
         draws = np.zeros(n_types, dtype=np.int64)
@@ -93,3 +98,147 @@ def _bootstrap_type_moments(type_counts, features, n_units, n_rep, block_seeds):
         hi = min(n_rep, lo + step)
         _moments_block(type_counts, total, n_units, features, lo, hi, draws, out)
     return out
+
+
+@jit()
+def _count_item_classes_serial(codes, k):
+    """:func:`_count_item_classes` on one thread (small inputs)."""
+    out = np.zeros((codes.shape[0], k), dtype=np.int32)
+    _count_item_classes_block(codes, k, 0, codes.shape[0], out)
+    return out
+
+
+@jit()
+def _bootstrap_type_moments_serial(type_counts, features, n_units, n_rep, block_seeds):
+    """:func:`_bootstrap_type_moments` with the same blocks run in order on one thread."""
+    n_types = type_counts.shape[0]
+    total, out, n_blocks, step = _moments_setup(type_counts, features, n_rep, block_seeds)
+    draws = np.zeros(n_types, dtype=np.int64)
+    for b in range(n_blocks):
+        np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _moments_block(type_counts, total, n_units, features, lo, hi, draws, out)
+    return out
+
+
+# --------------------------------------------------------------------------- numeric input
+
+
+@jit()
+def _scan_numeric_block(x, lo_row, hi_row, has_missing, missing, out):
+    """(min, max, non-integral, non-finite) of the present values of rows lo..hi."""
+    lo = np.inf
+    hi = -np.inf
+    bad = 0
+    inf = 0
+    for i in range(lo_row, hi_row):
+        for g in range(x.shape[1]):
+            v = np.float64(x[i, g])
+            if v != v or (has_missing and v == missing):
+                continue
+            if not np.isfinite(v):
+                inf += 1
+                continue
+            if v != np.floor(v):
+                bad += 1
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+    out[0] = lo
+    out[1] = hi
+    out[2] = bad
+    out[3] = inf
+
+
+@jit(parallel=True)
+def _scan_numeric(x, has_missing, missing, n_chunks):
+    """Per-block (min, max, #non-integral, #non-finite) of a 2-D numeric array: (n_chunks, 4)."""
+    n = x.shape[0]
+    out = np.zeros((n_chunks, 4), dtype=np.float64)
+    step = (n + n_chunks - 1) // n_chunks
+    for b in prange(n_chunks):
+        lo = min(n, b * step)
+        hi = min(n, lo + step)
+        _scan_numeric_block(x, lo, hi, has_missing, missing, out[b])
+    return out
+
+
+@jit()
+def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, codes, counts):
+    invalid = 0
+    for i in range(lo_row, hi_row):
+        for g in range(x.shape[1]):
+            v = np.float64(x[i, g])
+            if v != v or (has_missing and v == missing):
+                codes[i, g] = -1
+                continue
+            s = lut[np.int64(v) - off]
+            if s >= k:
+                invalid += 1
+                codes[i, g] = -1
+            else:
+                codes[i, g] = s
+                counts[i, s] += 1
+    return invalid
+
+
+@jit(parallel=True)
+def _encode_numeric(x, off, lut, k, has_missing, missing, n_chunks):
+    """Class codes (int32, -1 missing) and item x class counts of whole-number ratings.
+
+    ``lut[v - off]`` is the class of value ``v`` (``k``: not a class); the
+    caller has checked that every present value is a whole number inside
+    the table.  Returns ``(codes, counts, n_invalid)``.
+    """
+    n = x.shape[0]
+    codes = np.empty(x.shape, dtype=np.int32)
+    counts = np.zeros((n, k), dtype=np.int32)
+    invalid = np.zeros(n_chunks, dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for b in prange(n_chunks):
+        lo = min(n, b * step)
+        hi = min(n, lo + step)
+        invalid[b] = _encode_numeric_block(x, off, lut, k, has_missing, missing, lo, hi,
+                                           codes, counts)
+    return codes, counts, invalid.sum()
+
+
+@jit()
+def _row_keys(mat, lo, base):
+    """Mixed-radix key ``sum_j (mat[i, j] - lo) * base**j`` of each row (int64).
+
+    The caller checks that ``base ** n_columns`` fits in int64.
+    """
+    n, p = mat.shape
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        key = np.int64(0)
+        mult = np.int64(1)
+        for j in range(p):
+            key += (np.int64(mat[i, j]) - lo) * mult
+            mult *= base
+        out[i] = key
+    return out
+
+
+@jit()
+def _table_summary(codes, table):
+    """Ratings per item (int64), per class and per rater, in one pass."""
+    n, k = table.shape
+    n_raters = codes.shape[1]
+    per_item = np.zeros(n, dtype=np.int64)
+    per_class = np.zeros(k, dtype=np.int64)
+    per_rater = np.zeros(n_raters, dtype=np.int64)
+    for i in range(n):
+        s = np.int64(0)
+        for c in range(k):
+            v = np.int64(table[i, c])
+            s += v
+            per_class[c] += v
+        per_item[i] = s
+        for g in range(n_raters):
+            if codes[i, g] >= 0:
+                per_rater[g] += 1
+    return per_item, per_class, per_rater
