@@ -242,3 +242,16 @@ def _table_summary(codes, table):
             if codes[i, g] >= 0:
                 per_rater[g] += 1
     return per_item, per_class, per_rater
+
+
+@jit()
+def _dense_key_counts(key, n_keys):
+    """Occurrences of each key in 0..n_keys-1 and the first row holding it (-1: none)."""
+    counts = np.zeros(n_keys, dtype=np.int64)
+    first = np.full(n_keys, -1, dtype=np.int64)
+    for i in range(key.shape[0]):
+        v = key[i]
+        if counts[v] == 0:
+            first[v] = i
+        counts[v] += 1
+    return counts, first
