@@ -1,0 +1,115 @@
+"""Many-rater kernels: parallel twins equal serial ones, and every body runs as Python."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from fastkappa._kernels import raters as kern
+
+
+def _ratings(rng, n=500, n_raters=4, k=5):
+    x = rng.integers(0, k, (n, n_raters)).astype(float)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    return x
+
+
+def test_parallel_counting_equals_serial(rng):
+    x = _ratings(rng)
+    codes = np.where(np.isnan(x), -1, x).astype(np.int32)
+    want = kern._count_item_classes_serial(codes, 5)
+    for chunks in (1, 3, 7):
+        np.testing.assert_array_equal(kern._count_item_classes(codes, 5, chunks), want)
+    lut = np.arange(5, dtype=np.int32)
+    c1 = np.empty(codes.shape, dtype=np.int32)
+    t1 = np.zeros((len(x), 5), dtype=np.int32)
+    inv = kern._encode_numeric_block(x, 0, lut, 5, False, 0.0, 0, len(x), c1, t1)
+    c3, t3, inv3 = kern._encode_numeric(x, 0, lut, 5, False, 0.0, 3)
+    assert inv == inv3 == 0
+    np.testing.assert_array_equal(c1, codes)
+    np.testing.assert_array_equal(c3, codes)
+    np.testing.assert_array_equal(t1, want)
+    np.testing.assert_array_equal(t3, want)
+    parts = kern._scan_numeric(x, False, 0.0, 4)
+    assert (parts[:, 0].min(), parts[:, 1].max(), parts[:, 2].sum()) == (0, 4, 0)
+    # a value outside the table is counted as invalid, and a marked value as missing
+    c, t, bad = kern._encode_numeric(x, 0, np.array([0, 1, 2, 3, 5], np.int32), 5, True,
+                                     1.0, 2)
+    assert bad == np.count_nonzero(x == 4)
+    assert (c[x == 1] == -1).all() and t[:, 1].sum() == 0
+
+
+def test_parallel_bootstrap_equals_serial(rng):
+    counts = np.array([50, 30, 15, 5], dtype=np.int64)
+    features = rng.random((4, 3))
+    seeds = np.arange(1, 9, dtype=np.uint32)
+    a = kern._bootstrap_type_moments(counts, features, 100, 64, seeds)
+    b = kern._bootstrap_type_moments_serial(counts, features, 100, 64, seeds)
+    np.testing.assert_array_equal(a, b)
+    # each replicate draws 100 units: the first feature of ones sums to 100
+    ones = np.ones((4, 1))
+    assert (kern._bootstrap_type_moments(counts, ones, 100, 16, seeds) == 100).all()
+
+
+def test_row_keys_and_dense_counts():
+    m = np.array([[0, 1], [1, 0], [0, 1], [2, 2]], dtype=np.int32)
+    key = kern._row_keys(m, 0, 3)
+    assert key.tolist() == [3, 1, 3, 8]
+    counts, first = kern._dense_key_counts(key, 9)
+    assert counts[[1, 3, 8]].tolist() == [1, 2, 1] and first[[1, 3, 8]].tolist() == [1, 0, 3]
+    assert (first[counts == 0] == -1).all()
+
+
+SCRIPT = textwrap.dedent("""
+    import json, warnings
+    import numpy as np
+    import pandas as pd
+    import fastkappa as fk
+    from fastkappa._kernels import raters as kern
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, (80, 5)).astype(float)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    x[0] = [0, 1, 2, 3, 0]
+    items, raters = np.nonzero(~np.isnan(x))
+    out = {
+        "fast": fk.agreement(x).to_dict()["coefficients"],
+        "general": fk.agreement(pd.DataFrame(x)).to_dict()["coefficients"],
+        "long": fk.fleiss_kappa(item=items, rater=raters, label=x[items, raters]),
+        "ordinal": fk.krippendorff_alpha(x, level="ordinal"),
+        "clusters": fk.agreement(x, clusters=np.arange(80) // 3).to_dict()["coefficients"],
+        "parallel_count": kern._count_item_classes(
+            np.where(np.isnan(x), -1, x).astype(np.int32), 4, 3).tolist(),
+    }
+    res = fk.agreement(x, method="bca", n_resamples=200, seed=0)
+    out["ordered"] = all(r.low <= r.estimate <= r.high for r in res)
+    res = fk.agreement(x, method="percentile", n_resamples=200, seed=0)
+    out["ordered"] &= all(r.low <= r.estimate <= r.high for r in res)
+    print(json.dumps(out))
+""")
+
+
+def _run(disable_jit: bool) -> dict:
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable_jit else "0")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_kernels_as_plain_python_give_the_same_estimates():
+    compiled, python = _run(False), _run(True)
+    assert python["ordered"] and compiled["ordered"]
+    for key in ("fast", "general", "clusters"):
+        for a, b in zip(compiled[key], python[key], strict=True):
+            assert a["estimate"] == pytest.approx(b["estimate"], abs=1e-12)
+            assert a["standard_error"] == pytest.approx(b["standard_error"], abs=1e-12)
+    assert compiled["fast"] == compiled["general"]
+    for key in ("long", "ordinal"):
+        assert compiled[key] == pytest.approx(python[key], abs=1e-12)
+    assert compiled["parallel_count"] == python["parallel_count"]
