@@ -42,7 +42,8 @@ class RatingsTable:
         ``r_ik`` of the items with at least one rating.
     codes : int32 ndarray (n, R) or None
         Class index of each (item, rater), -1 when missing; None for
-        ``counts=`` input (anonymous raters).
+        ``counts=`` input (anonymous raters) and for sparse long-format
+        panels (many raters, each on few items).
     rated : ndarray of bool (n_input,) or None
         Which input items are in the table (None when all are).
     n_input : int
@@ -77,6 +78,11 @@ class RatingsTable:
     @property
     def numeric(self) -> bool:
         return self.classes.dtype.kind in "iuf"
+
+
+#: long format: items x raters cells per rating row beyond which the panel is
+#: counted without a dense table of rater codes (no Conger's kappa then)
+DENSE_PER_ROW = 8
 
 
 def _kernels():
@@ -294,7 +300,8 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
     slots = _slots(lab, classes, kind, missing, "label")
     n_items, n_raters = int(items.max()) + 1, len(rater_ids)
     key = items * n_raters + rat
-    if n_items * n_raters <= 4 * n + (1 << 20):
+    dense = n_items * n_raters <= DENSE_PER_ROW * n + (1 << 22)
+    if dense:
         seen = np.bincount(key, minlength=n_items * n_raters)
         dup = int(np.count_nonzero(seen > 1))
     else:
@@ -304,9 +311,21 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
         raise ValueError(
             f"{dup} (item, rater) pairs occur more than once; each rater rates an item at "
             "most once. Remove or aggregate the duplicate rows first.")
-    codes = np.full((n_items, n_raters), -1, dtype=np.int32)
-    codes[items, rat] = slots
-    return _finish(codes, classes, ordered, rater_ids)
+    if dense:
+        codes = np.full((n_items, n_raters), -1, dtype=np.int32)
+        codes[items, rat] = slots
+        return _finish(codes, classes, ordered, rater_ids)
+    # a sparse panel (many raters, each on few items): count without the
+    # items x raters table, which would dwarf the data
+    ok = slots >= 0
+    k = len(classes)
+    table = np.bincount(items[ok] * k + slots[ok], minlength=n_items * k).reshape(n_items, k)
+    rated = table.any(axis=1)
+    return RatingsTable(classes=classes, ordered=ordered,
+                        counts=np.ascontiguousarray(table[rated]), codes=None,
+                        rated=None if rated.all() else rated, n_input=n_items,
+                        raters=list(rater_ids),
+                        rater_counts=np.bincount(rat[ok], minlength=n_raters))
 
 
 def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:

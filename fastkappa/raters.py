@@ -144,10 +144,15 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
     """Types (distinct count vectors, or rating rows when Conger is asked) and features."""
     k = table.n_classes
     conger = "conger_kappa" in names
-    if conger and table.codes is None:
+    if conger and table.codes is None and not table.raters:
         raise ValueError(
             "Conger's kappa needs to know which rater gave which rating; `counts=` input "
             "has anonymous raters. Pass wide `ratings` or long `item=`, `rater=`, `label=`.")
+    if conger and table.codes is None:
+        raise ValueError(
+            f"Conger's kappa needs the items x raters table, and this panel is sparse "
+            f"({table.n_input} items x {len(table.raters)} raters, most pairs unrated), "
+            "which is not supported yet; use the other coefficients (`coefficients=`).")
     kripp = "krippendorff_alpha" in names
     a = agreement_weights(k, weights)
     ka = None

@@ -194,6 +194,30 @@ def test_wide_long_and_counts_agree(rng):
     assert fk.krippendorff_alpha(**long) == pytest.approx(fk.krippendorff_alpha(x), abs=1e-14)
 
 
+def test_sparse_long_panel_is_counted_without_a_dense_table(rng):
+    from fastkappa import _raters_input
+
+    n_items, per_item = 3000, 3
+    items = np.repeat(np.arange(n_items), per_item)
+    raters = rng.choice(5000, size=(n_items, per_item), replace=True)
+    raters = (raters + np.arange(per_item) * 5000).ravel()  # distinct raters per item
+    truth = rng.integers(0, 4, n_items)
+    labels = np.where(rng.random(n_items * per_item) < 0.7, np.repeat(truth, per_item),
+                      rng.integers(0, 4, n_items * per_item))
+    table = _raters_input.encode_ratings(item=items, rater=raters, label=labels)
+    assert table.codes is None and len(table.raters) > 1000
+    wide = labels.reshape(n_items, per_item)  # the same ratings, raters anonymous
+    for name in ("percent_agreement", "fleiss_kappa", "gwet_ac", "brennan_prediger"):
+        assert FUNCS[name](item=items, rater=raters, label=labels) == pytest.approx(
+            FUNCS[name](wide), abs=1e-14), name
+    assert fk.krippendorff_alpha(item=items, rater=raters, label=labels) == pytest.approx(
+        fk.krippendorff_alpha(wide), abs=1e-14)
+    res = fk.agreement(item=items, rater=raters, label=labels)
+    assert "conger_kappa" not in [r.coefficient for r in res]
+    with pytest.raises(ValueError, match="panel is sparse"):
+        fk.conger_kappa(item=items, rater=raters, label=labels)
+
+
 def test_containers_and_missing_markers(rng):
     x = random_ratings(rng, 30, 3, 3)
     want = fk.fleiss_kappa(x)
