@@ -356,7 +356,9 @@ class Agreement:
         Gwet's standard error for every method) and ``method`` (the one
         used: a BCa interval that had to fall back says ``'percentile'``).
     method, confidence_level, n_resamples, seed, weights, level
-        The options (``seed``: the entropy that reproduces the replicates).
+        The options. ``seed``: the entropy that reproduces the replicates
+        (None for ``'asymptotic'``, which draws nothing). ``level``:
+        Krippendorff's level, the weights when it follows them.
     n_items : int
         Items with at least one rating (the ones scored).
     n_unrated : int
@@ -599,6 +601,8 @@ def agreement(
     table = _encode(ratings, keywords, weighted)
     _check_pairs(table)
     names, fpc = _check_options(coefficients, population_size, table)
+    level_shown = level if level is not None else (
+        "nominal" if weights is None else weights)
     if level is None:
         level = "nominal" if weights is None else _r._weights.weight_matrix(
             table.n_classes, weights)
@@ -634,7 +638,8 @@ def agreement(
             for name in names]
     return Agreement(rows=tuple(rows), method=method, confidence_level=cl,
                      n_resamples=0 if method == "asymptotic" else n_resamples,
-                     seed=_seed_value(seq), weights=weights, level=level,
+                     seed=None if method == "asymptotic" else _seed_value(seq),
+                     weights=weights, level=level_shown,
                      n_items=table.n_items, n_unrated=table.n_unrated,
                      n_raters=len(table.raters), classes=table.classes,
                      n_clusters=n_clusters)
@@ -656,6 +661,12 @@ def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
     p = math.erfc(abs(z0) / math.sqrt(2.0)) if math.isfinite(z0) else math.nan
     if method == "asymptotic":
         half = _NORMAL.inv_cdf(0.5 + cl / 2.0) * se
+        if not half > 0:
+            warnings.warn(
+                f"Gwet's standard error of {_TITLES[name]} is zero (e.g. every item's raters "
+                "agree perfectly), so the asymptotic interval has zero width at the "
+                "estimate; report the estimate together with the number of items.",
+                _degenerate(), stacklevel=4)
         lo = min(max(estimate - half, bounds[0]), bounds[1])
         hi = min(max(estimate + half, bounds[0]), bounds[1])
         return AgreementRow(name, estimate, se, lo, hi, p, method)

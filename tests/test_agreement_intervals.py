@@ -218,11 +218,28 @@ def test_result_formats(rng):
 
 def test_nan_becomes_none_in_to_dict():
     x = [[1, 1], [1, 1], [1, 1]]
-    with pytest.warns(fk.UndefinedKappaWarning):
+    with pytest.warns(fk.UndefinedKappaWarning), pytest.warns(fk.DegenerateIntervalWarning):
         res = fk.agreement(x, coefficients=["percent_agreement", "fleiss_kappa"])
     d = json.loads(json.dumps(res.to_dict()))
     assert d["coefficients"][1]["estimate"] is None
     assert d["coefficients"][0]["estimate"] == 1.0
+
+
+def test_zero_standard_error_warns():
+    x = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]] * 10, dtype=float)
+    with pytest.warns(fk.DegenerateIntervalWarning, match="zero width"):
+        res = fk.agreement(x, coefficients="percent_agreement")
+    assert res["percent_agreement"].low == res["percent_agreement"].high == 1.0
+    assert res.seed is None and res.level == "nominal"
+
+
+def test_level_follows_weights(rng):
+    x = ratings(rng)
+    res = fk.agreement(x, weights="linear")
+    assert res.level == "linear" and res.to_dict()["level"] == "linear"
+    # Krippendorff's alpha with the same linear disagreement matrix
+    assert res["krippendorff_alpha"].estimate == pytest.approx(
+        fk.krippendorff_alpha(x, level=fk.weight_matrix(3, "linear")), abs=1e-15)
 
 
 def test_counts_input_leaves_out_conger():
