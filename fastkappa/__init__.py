@@ -14,6 +14,7 @@ from .agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from .agreement_stream import AgreementAccumulator
 from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .compare import Comparison, PairDifference, compare
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agreement",
+    "AgreementAccumulator",
     "CohenKappa",
     "Comparison",
     "DegenerateIntervalWarning",

@@ -161,12 +161,7 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
                 "strings or all numbers (convert with .astype(str)).")
         kind = kinds.pop() if kinds else "num"
     ordered = declared is not None or kind == "num"
-    if weighted and not ordered:
-        raise ValueError(
-            "weighted agreement (and Krippendorff's ordinal, interval and ratio levels) "
-            "needs ordered classes, but the labels are strings with no declared order "
-            "(alphabetical order would give a meaningless number). Pass `labels=[...]` "
-            "in scale order, or use an ordered pandas Categorical.")
+    check_order(ordered, weighted)
     if declared is None:
         if kind == "num":
             for col, name in zip(cols, names, strict=True):
@@ -184,6 +179,16 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
     if kind == "str":
         classes = np.asarray(classes, dtype=object)
     return classes, kind, ordered
+
+
+def check_order(ordered: bool, weighted: bool) -> None:
+    """Weighted agreement needs an order: numbers, ``labels=`` or an ordered Categorical."""
+    if weighted and not ordered:
+        raise ValueError(
+            "weighted agreement (and Krippendorff's ordinal, interval and ratio levels) "
+            "needs ordered classes, but the labels are strings with no declared order "
+            "(alphabetical order would give a meaningless number). Pass `labels=[...]` "
+            "in scale order, or use an ordered pandas Categorical.")
 
 
 def _slots(col, classes, kind, missing, name) -> np.ndarray:
