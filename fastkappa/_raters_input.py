@@ -38,14 +38,14 @@ class RatingsTable:
     ordered : bool
         True when the classes have a meaningful order (numbers, ``labels=``,
         ``n_classes=`` or an ordered Categorical).
-    counts : integer ndarray (n, K)
-        ``r_ik`` of the items with at least one rating.
-    codes : int32 ndarray (n, R) or None
+    counts : integer ndarray (n_input, K)
+        ``r_ik`` of every input item (all zero for an item with no rating).
+    codes : int32 ndarray (n_input, R) or None
         Class index of each (item, rater), -1 when missing; None for
         ``counts=`` input (anonymous raters) and for sparse long-format
         panels (many raters, each on few items).
     rated : ndarray of bool (n_input,) or None
-        Which input items are in the table (None when all are).
+        Which input items have a rating (None when all have).
     n_input : int
         Items in the input.
     raters : list
@@ -69,7 +69,8 @@ class RatingsTable:
 
     @property
     def n_items(self) -> int:
-        return self.counts.shape[0]
+        """Items with at least one rating (the ones scored)."""
+        return self.n_input if self.rated is None else int(np.count_nonzero(self.rated))
 
     @property
     def n_unrated(self) -> int:
@@ -326,8 +327,7 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
     k = len(classes)
     table = np.bincount(items[ok] * k + slots[ok], minlength=n_items * k).reshape(n_items, k)
     rated = table.any(axis=1)
-    return RatingsTable(classes=classes, ordered=ordered,
-                        counts=np.ascontiguousarray(table[rated]), codes=None,
+    return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=None,
                         rated=None if rated.all() else rated, n_input=n_items,
                         raters=list(rater_ids),
                         rater_counts=np.bincount(rat[ok], minlength=n_raters))
@@ -361,9 +361,8 @@ def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:
         raise ValueError("`counts` has no row; agreement needs at least one item.")
     r = c.sum(axis=1)
     rated = r > 0
-    return RatingsTable(classes=classes, ordered=True, counts=np.ascontiguousarray(c[rated]),
-                        codes=None, rated=None if rated.all() else rated, n_input=len(c),
-                        raters=[])
+    return RatingsTable(classes=classes, ordered=True, counts=c, codes=None,
+                        rated=None if rated.all() else rated, n_input=len(c), raters=[])
 
 
 def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | None:
@@ -452,9 +451,6 @@ def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
         summary = kern._table_summary(codes, table)
     per_item, _, per_rater = summary
     rated = per_item > 0
-    if not rated.all():
-        codes = np.ascontiguousarray(codes[rated])
-        table = table[rated]
     return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=codes,
                         rated=None if rated.all() else rated, n_input=n,
                         raters=list(raters), rater_counts=per_rater)

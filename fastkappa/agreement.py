@@ -342,9 +342,10 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
         return model.features, model.type_counts, None
     from .bootstrap import encode_clusters
 
-    codes, n_clusters = encode_clusters(clusters, table.n_input, table.rated)
+    scored = model.item_type >= 0
+    codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
     feats = np.zeros((n_clusters, model.features.shape[1]))
-    np.add.at(feats, codes, model.features[model.item_type])
+    np.add.at(feats, codes, model.features[model.item_type[scored]])
     uniq, cnt = np.unique(feats, axis=0, return_counts=True)
     order = np.argsort(-cnt, kind="stable")
     return np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64), n_clusters

@@ -126,7 +126,7 @@ class Model:
     conger: bool
     features: np.ndarray     # (T, p) per type
     type_counts: np.ndarray  # (T,) items per type
-    item_type: np.ndarray    # (n,) type of each item of the table
+    item_type: np.ndarray    # (n_input,) type of each item, -1 for unrated items
     pi: slice
     knk: slice
     o: slice | None
@@ -178,8 +178,10 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         codes = None
         r = table.counts[first]
         n_raters = 0
-    order = np.argsort(-type_counts, kind="stable")
-    rank = np.empty_like(order)
+    # items without a rating form one type (all-zero counts): not scored
+    scored = r.sum(axis=1) > 0
+    order = np.flatnonzero(scored)[np.argsort(-type_counts[scored], kind="stable")]
+    rank = np.full(len(type_counts), -1, dtype=np.int64)
     rank[order] = np.arange(len(order))
     item_type = rank[inverse]
     r = r[order].astype(np.float64)

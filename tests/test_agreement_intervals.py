@@ -260,3 +260,17 @@ def test_counts_input_leaves_out_conger():
 def test_agreement_option_errors(rng, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fk.agreement(ratings(rng, 20), **kwargs)
+
+
+def test_unrated_items_change_nothing_but_the_count(rng):
+    x = ratings(rng, 60)
+    clusters = np.arange(60) // 3
+    y = np.vstack([x[:30], np.full((4, 4), np.nan), x[30:]])
+    y_clusters = np.concatenate([clusters[:30], [100, 100, 5, 101], clusters[30:]])
+    for method in ("asymptotic", "bca"):
+        want = fk.agreement(x, method=method, n_resamples=300, seed=2, clusters=clusters)
+        got = fk.agreement(y, method=method, n_resamples=300, seed=2, clusters=y_clusters)
+        assert got.n_unrated == 4 and got.n_items == 60 and got.n_clusters == want.n_clusters
+        for a, b in zip(got, want, strict=True):
+            assert (a.estimate, a.standard_error, a.low, a.high) == pytest.approx(
+                (b.estimate, b.standard_error, b.low, b.high), abs=1e-13), a.coefficient
