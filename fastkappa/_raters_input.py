@@ -52,6 +52,9 @@ class RatingsTable:
         Rater names (column names, long-format ids or positions).
     rater_counts : int64 ndarray (R,) or None
         Ratings given by each rater.
+    row_item : int64 ndarray (n_rows,) or None
+        Long format: the item of each input row (items numbered in sorted
+        id order), so per-row options such as clusters can be mapped.
     """
 
     classes: np.ndarray
@@ -62,6 +65,7 @@ class RatingsTable:
     n_input: int
     raters: list
     rater_counts: np.ndarray | None = None
+    row_item: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -219,7 +223,23 @@ def _slots(col, classes, kind, missing, name) -> np.ndarray:
 
 
 def _factorize(x, name: str) -> tuple[np.ndarray, list]:
-    """Codes 0..m-1 of ids (sorted) and the ids; ValueError on missing ids."""
+    """Codes 0..m-1 of ids (sorted) and the ids; ValueError on missing ids.
+
+    Integer ids in a compact range are numbered by counting (no hashing, no
+    sort of the rows).
+    """
+    if isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind in "iu" and len(x) and (
+            x.dtype.itemsize < 8 or x.dtype.kind == "i"):
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo <= 4 * len(x) + 1024:
+            present = np.bincount(x - lo if lo else x, minlength=hi - lo + 1) > 0
+            ids = np.flatnonzero(present)
+            if len(ids) == hi - lo + 1:
+                codes = (x - lo).astype(np.int64, copy=False)
+            else:
+                remap = np.cumsum(present) - 1
+                codes = remap[x - lo]
+            return codes, (ids + lo).tolist()
     arr = x
     mod = type(x).__module__.split(".")[0]
     if mod in ("polars", "pyarrow"):
@@ -320,7 +340,7 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
     if dense:
         codes = np.full((n_items, n_raters), -1, dtype=np.int32)
         codes[items, rat] = slots
-        return _finish(codes, classes, ordered, rater_ids)
+        return _finish(codes, classes, ordered, rater_ids, row_item=items)
     # a sparse panel (many raters, each on few items): count without the
     # items x raters table, which would dwarf the data
     ok = slots >= 0
@@ -330,7 +350,7 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
     return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=None,
                         rated=None if rated.all() else rated, n_input=n_items,
                         raters=list(rater_ids),
-                        rater_counts=np.bincount(rat[ok], minlength=n_raters))
+                        rater_counts=np.bincount(rat[ok], minlength=n_raters), row_item=items)
 
 
 def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:
@@ -437,7 +457,8 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
 
 
 def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
-            table: np.ndarray | None = None, summary=None) -> RatingsTable:
+            table: np.ndarray | None = None, summary=None,
+            row_item: np.ndarray | None = None) -> RatingsTable:
     kern = _kernels()
     k = len(classes)
     n = codes.shape[0]
@@ -453,7 +474,7 @@ def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
     rated = per_item > 0
     return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=codes,
                         rated=None if rated.all() else rated, n_input=n,
-                        raters=list(raters), rater_counts=per_rater)
+                        raters=list(raters), rater_counts=per_rater, row_item=row_item)
 
 
 # --------------------------------------------------------------------------- types

@@ -343,12 +343,33 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
     from .bootstrap import encode_clusters
 
     scored = model.item_type >= 0
+    if table.row_item is not None and len(clusters) == len(table.row_item) != table.n_input:
+        clusters = _item_clusters(clusters, table.row_item, table.n_input)
+    elif table.row_item is not None and len(clusters) != table.n_input:
+        raise ValueError(
+            f"`clusters` must have one id per row of the long-format data ({len(table.row_item)}) "
+            f"or one per item in sorted item-id order ({table.n_input}); got {len(clusters)}.")
     codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
     feats = np.zeros((n_clusters, model.features.shape[1]))
     np.add.at(feats, codes, model.features[model.item_type[scored]])
     uniq, cnt = np.unique(feats, axis=0, return_counts=True)
     order = np.argsort(-cnt, kind="stable")
     return np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64), n_clusters
+
+
+def _item_clusters(clusters, row_item: np.ndarray, n_items: int) -> np.ndarray:
+    """One cluster code per item from one id per long-format row (constant per item)."""
+    from .bootstrap import encode_clusters
+
+    codes, _ = encode_clusters(clusters, len(row_item), None)
+    per_item = np.full(n_items, -1, dtype=np.int64)
+    per_item[row_item] = codes
+    clash = int(np.count_nonzero(per_item[row_item] != codes))
+    if clash:
+        raise ValueError(
+            f"`clusters` gives {clash} rows a cluster different from another row of the same "
+            "item; every rating of an item must carry the item's cluster id.")
+    return per_item
 
 
 def agreement(
@@ -388,8 +409,9 @@ def agreement(
         Bootstrap replicates (ignored by ``'asymptotic'``).
     seed : None, int, SeedSequence or Generator
         The same seed gives the same interval at any thread count.
-    clusters : array_like of shape (n_items,), optional
-        Cluster id of each input item (patients, documents): the bootstrap
+    clusters : array_like, optional
+        Cluster id of each input item (patients, documents), or for long
+        format one per row (constant within an item): the bootstrap
         resamples whole clusters and the standard errors sum each cluster's
         influence terms.
     population_size : float, optional

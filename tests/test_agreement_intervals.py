@@ -274,3 +274,24 @@ def test_unrated_items_change_nothing_but_the_count(rng):
         for a, b in zip(got, want, strict=True):
             assert (a.estimate, a.standard_error, a.low, a.high) == pytest.approx(
                 (b.estimate, b.standard_error, b.low, b.high), abs=1e-13), a.coefficient
+
+
+def test_long_format_clusters_per_row_or_per_item(rng):
+    x = ratings(rng, 60)
+    clusters = np.arange(60) // 3
+    want = fk.agreement(x, clusters=clusters)
+    items, raters = np.nonzero(~np.isnan(x))
+    order = rng.permutation(len(items))
+    long = dict(item=items[order] + 1000, rater=raters[order],
+                label=x[items, raters][order])
+    per_row = fk.agreement(**long, clusters=clusters[items[order]])
+    per_item = fk.agreement(**long, clusters=clusters)
+    for a, b, c in zip(per_row, per_item, want, strict=True):
+        assert a.standard_error == pytest.approx(c.standard_error, abs=1e-13)
+        assert b.standard_error == pytest.approx(c.standard_error, abs=1e-13)
+    bad = clusters[items[order]].copy()
+    bad[0] += 1
+    with pytest.raises(ValueError, match="same item"):
+        fk.agreement(**long, clusters=bad)
+    with pytest.raises(ValueError, match="one id per row of the long-format data"):
+        fk.agreement(**long, clusters=clusters[:10])
