@@ -99,18 +99,22 @@ def test_asymptotic_interval_is_estimate_plus_minus_z_se(rng):
 # --------------------------------------------------------------------------- bootstrap
 
 
-def test_jackknife_by_type_equals_leaving_an_item_out(rng):
+@pytest.mark.parametrize("weights, level", [(None, "nominal"), ("quadratic", "ordinal"),
+                                            ("linear", "interval")])
+def test_jackknife_by_type_equals_leaving_an_item_out(rng, weights, level):
     x = ratings(rng, 30)
     table = encode_ratings(x)
-    model = _r.build_model(table, ALL)
+    model = _r.build_model(table, ALL, weights, level)
     jack = _r.values(model, model.total[None, :] - model.features)
     for t in range(len(model.type_counts)):
         i = int(np.flatnonzero(model.item_type == t)[0])
         rest = np.delete(table.codes, i, axis=0).astype(float)
         rest[rest < 0] = np.nan
         for name in ALL:
-            f = getattr(fk, name)
-            want = f(rest, n_classes=3)
+            if name == "krippendorff_alpha":
+                want = fk.krippendorff_alpha(rest, level=level, n_classes=3)
+            else:
+                want = getattr(fk, name)(rest, weights=weights, n_classes=3)
             assert jack[name][t] == pytest.approx(want, abs=1e-12), (name, t)
 
 
