@@ -52,6 +52,8 @@ class RatingsTable:
         Rater names (column names, long-format ids or positions).
     rater_counts : int64 ndarray (R,) or None
         Ratings given by each rater.
+    n_pairable : int or None
+        Items with at least two ratings (None: count them from ``counts``).
     row_item : int64 ndarray (n_rows,) or None
         Long format: the item of each input row (items numbered in sorted
         id order), so per-row options such as clusters can be mapped.
@@ -66,6 +68,7 @@ class RatingsTable:
     raters: list
     rater_counts: np.ndarray | None = None
     row_item: np.ndarray | None = None
+    n_pairable: int | None = None
 
     @property
     def n_classes(self) -> int:
@@ -432,15 +435,16 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     if chunks == 1:
         codes = np.empty(x.shape, dtype=np.int32)
         table = np.zeros((n, k), dtype=np.int32)
+        summary = (np.empty(n, dtype=np.int64), np.zeros(k, dtype=np.int64),
+                   np.zeros(x.shape[1], dtype=np.int64))
         invalid = kern._encode_numeric_block(x, np.int64(lo), lut, np.int64(k), has_missing,
-                                             miss, 0, n, codes, table)
+                                             miss, 0, n, codes, table, *summary)
     else:
-        codes, table, invalid = kern._encode_numeric(x, np.int64(lo), lut, np.int64(k),
-                                                     has_missing, miss, np.int64(chunks))
+        codes, table, invalid, *summary = kern._encode_numeric(
+            x, np.int64(lo), lut, np.int64(k), has_missing, miss, np.int64(chunks))
     if invalid:
         return None
     if labels is None and n_classes is None:
-        summary = kern._table_summary(codes, table)
         used = np.flatnonzero(summary[1])
         if len(used) == 0:
             return None
@@ -451,8 +455,6 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
             table = np.ascontiguousarray(table[:, used])
             classes = classes[used]
             summary = (summary[0], summary[1][used], summary[2])
-    else:
-        summary = None
     return _finish(codes, classes, True, list(range(x.shape[1])), table, summary)
 
 
@@ -472,26 +474,30 @@ def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
         summary = kern._table_summary(codes, table)
     per_item, _, per_rater = summary
     rated = per_item > 0
+    n_pairable = int(np.count_nonzero(per_item >= 2))
     return RatingsTable(classes=classes, ordered=ordered, counts=table, codes=codes,
                         rated=None if rated.all() else rated, n_input=n,
-                        raters=list(raters), rater_counts=per_rater, row_item=row_item)
+                        raters=list(raters), rater_counts=per_rater, row_item=row_item,
+                        n_pairable=n_pairable)
 
 
 # --------------------------------------------------------------------------- types
 
 
-def distinct_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def distinct_rows(mat: np.ndarray, lo: int | None = None, hi: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct rows of an integer matrix: (first row of each, inverse, counts).
 
     Rows become one int64 key when their mixed-radix code fits, else
-    ``np.unique(axis=0)``.  Distinct rows come in sorted key order.
+    ``np.unique(axis=0)``.  Distinct rows come in sorted key order.  ``lo``
+    and ``hi`` bound the values when the caller knows them (saves a pass).
     """
     m = np.ascontiguousarray(mat)
     n, p = m.shape
     if n == 0:
         return (np.empty(0, np.int64),) * 3
-    lo = int(m.min())
-    base = int(m.max()) - lo + 1
+    lo = int(m.min()) if lo is None else lo
+    base = (int(m.max()) if hi is None else hi) - lo + 1
     if p == 0:
         return np.zeros(1, np.int64), np.zeros(n, np.int64), np.array([n], np.int64)
     if p * np.log2(max(base, 2)) < 62:

@@ -73,7 +73,10 @@ def _undefined(name: str, stacklevel: int) -> float:
 
 
 def _check_pairs(table: RatingsTable) -> None:
-    if not (table.counts.sum(axis=1) >= 2).any():
+    pairable = table.n_pairable
+    if pairable is None:
+        pairable = int(np.count_nonzero(table.counts.sum(axis=1) >= 2))
+    if not pairable:
         raise ValueError(
             "no item has two or more ratings, so agreement cannot be measured; each item "
             "needs ratings from at least two raters.")

@@ -164,7 +164,7 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
             top = d.max()
             ka = np.ones((k, k)) if not top > 0 else 1.0 - d / top
     if conger:
-        first, inverse, type_counts = distinct_rows(table.codes)
+        first, inverse, type_counts = distinct_rows(table.codes, -1, k - 1)
         codes = table.codes[first]
         r = table.counts[first]
         n_raters = table.codes.shape[1]
@@ -174,7 +174,8 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
                 f"rater {table.raters[silent[0]]!r} has no rating, so Conger's kappa (which "
                 "averages over raters) is undefined; drop that rater's column.")
     else:
-        first, inverse, type_counts = distinct_rows(table.counts)
+        most = table.codes.shape[1] if table.codes is not None else None
+        first, inverse, type_counts = distinct_rows(table.counts, 0, most)
         codes = None
         r = table.counts[first]
         n_raters = 0

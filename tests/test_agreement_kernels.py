@@ -29,18 +29,26 @@ def test_parallel_counting_equals_serial(rng):
     lut = np.arange(5, dtype=np.int32)
     c1 = np.empty(codes.shape, dtype=np.int32)
     t1 = np.zeros((len(x), 5), dtype=np.int32)
-    inv = kern._encode_numeric_block(x, 0, lut, 5, False, 0.0, 0, len(x), c1, t1)
-    c3, t3, inv3 = kern._encode_numeric(x, 0, lut, 5, False, 0.0, 3)
+    s1 = (np.empty(len(x), np.int64), np.zeros(5, np.int64), np.zeros(4, np.int64))
+    inv = kern._encode_numeric_block(x, 0, lut, 5, False, 0.0, 0, len(x), c1, t1, *s1)
+    c3, t3, inv3, *s3 = kern._encode_numeric(x, 0, lut, 5, False, 0.0, 3)
     assert inv == inv3 == 0
     np.testing.assert_array_equal(c1, codes)
     np.testing.assert_array_equal(c3, codes)
     np.testing.assert_array_equal(t1, want)
     np.testing.assert_array_equal(t3, want)
+    summary = kern._table_summary(codes, want)
+    for a, b, c in zip(s1, s3, summary, strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
+    np.testing.assert_array_equal(summary[0], (codes >= 0).sum(axis=1))
+    np.testing.assert_array_equal(summary[1], want.sum(axis=0))
+    np.testing.assert_array_equal(summary[2], (codes >= 0).sum(axis=0))
     parts = kern._scan_numeric(x, False, 0.0, 4)
     assert (parts[:, 0].min(), parts[:, 1].max(), parts[:, 2].sum()) == (0, 4, 0)
     # a value outside the table is counted as invalid, and a marked value as missing
-    c, t, bad = kern._encode_numeric(x, 0, np.array([0, 1, 2, 3, 5], np.int32), 5, True,
-                                     1.0, 2)
+    c, t, bad, *_ = kern._encode_numeric(x, 0, np.array([0, 1, 2, 3, 5], np.int32), 5, True,
+                                         1.0, 2)
     assert bad == np.count_nonzero(x == 4)
     assert (c[x == 1] == -1).all() and t[:, 1].sum() == 0
 

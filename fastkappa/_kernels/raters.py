@@ -166,10 +166,14 @@ def _scan_numeric(x, has_missing, missing, n_chunks):
 
 
 @jit()
-def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, codes, counts):
+def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, codes, counts,
+                          per_item, per_class, per_rater):
+    """Encode rows lo..hi; also ratings per item, and per class and rater (this block)."""
     invalid = 0
+    n_raters = x.shape[1]
     for i in range(lo_row, hi_row):
-        for g in range(x.shape[1]):
+        m = 0
+        for g in range(n_raters):
             v = np.float64(x[i, g])
             if v != v or (has_missing and v == missing):
                 codes[i, g] = -1
@@ -181,6 +185,10 @@ def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, 
             else:
                 codes[i, g] = s
                 counts[i, s] += 1
+                per_class[s] += 1
+                per_rater[g] += 1
+                m += 1
+        per_item[i] = m
     return invalid
 
 
@@ -190,19 +198,25 @@ def _encode_numeric(x, off, lut, k, has_missing, missing, n_chunks):
 
     ``lut[v - off]`` is the class of value ``v`` (``k``: not a class); the
     caller has checked that every present value is a whole number inside
-    the table.  Returns ``(codes, counts, n_invalid)``.
+    the table.  Returns ``(codes, counts, n_invalid, per_item, per_class,
+    per_rater)``: the last three as :func:`_table_summary` gives them.
     """
-    n = x.shape[0]
+    n, n_raters = x.shape
     codes = np.empty(x.shape, dtype=np.int32)
     counts = np.zeros((n, k), dtype=np.int32)
+    per_item = np.empty(n, dtype=np.int64)
+    per_class = np.zeros((n_chunks, k), dtype=np.int64)
+    per_rater = np.zeros((n_chunks, n_raters), dtype=np.int64)
     invalid = np.zeros(n_chunks, dtype=np.int64)
     step = (n + n_chunks - 1) // n_chunks
     for b in prange(n_chunks):
         lo = min(n, b * step)
         hi = min(n, lo + step)
         invalid[b] = _encode_numeric_block(x, off, lut, k, has_missing, missing, lo, hi,
-                                           codes, counts)
-    return codes, counts, invalid.sum()
+                                           codes, counts, per_item, per_class[b],
+                                           per_rater[b])
+    return (codes, counts, invalid.sum(), per_item, per_class.sum(axis=0),
+            per_rater.sum(axis=0))
 
 
 @jit()
