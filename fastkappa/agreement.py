@@ -56,7 +56,12 @@ def _is_weighted(weights) -> bool:
 
 
 def _norm_weights(weights):
-    return None if isinstance(weights, str) and weights == "none" else weights
+    """``"none"`` as None; unknown weight names raise before the data are read."""
+    if isinstance(weights, str):
+        if weights == "none":
+            return None
+        _r._weights.is_named(weights)  # ValueError for unknown names
+    return weights
 
 
 def _level_weighted(level) -> bool:
@@ -353,8 +358,10 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
             f"`clusters` must have one id per row of the long-format data ({len(table.row_item)}) "
             f"or one per item in sorted item-id order ({table.n_input}); got {len(clusters)}.")
     codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
-    feats = np.zeros((n_clusters, model.features.shape[1]))
-    np.add.at(feats, codes, model.features[model.item_type[scored]])
+    from ._kernels import raters as kern
+
+    feats = kern._cluster_features(codes, model.item_type[scored], model.features,
+                                   np.int64(n_clusters))
     uniq, cnt = np.unique(feats, axis=0, return_counts=True)
     order = np.argsort(-cnt, kind="stable")
     return np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64), n_clusters

@@ -276,6 +276,7 @@ def test_items_with_no_rating_are_left_out(rng):
                                    labels=["a", "b"]), "use level='ordinal'"),
     (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level="cosine"), "`level` must be"),
     (lambda: fk.fleiss_kappa([[1, 2], [1, 1]], weights="cubic"), "`weights` must be"),
+    (lambda: fk.gwet_ac([["a", "b"], ["a", "a"]], weights="cubic"), "`weights` must be"),
     (lambda: fk.conger_kappa(counts=[[1, 2], [3, 0]]), "anonymous raters"),
     (lambda: fk.conger_kappa([[1, 2, None], [1, 1, None]]), "has no rating"),
     (lambda: fk.fleiss_kappa([[1, None], [None, 2]]), "no item has two"),

@@ -65,6 +65,15 @@ def test_parallel_bootstrap_equals_serial(rng):
     assert (kern._bootstrap_type_moments(counts, ones, 100, 16, seeds) == 100).all()
 
 
+def test_cluster_features_sum_each_clusters_items(rng):
+    features = rng.random((3, 4))
+    cluster = np.array([0, 2, 0, 1, 2], dtype=np.int64)
+    item_type = np.array([0, 1, 2, 2, 1], dtype=np.int64)
+    got = kern._cluster_features(cluster, item_type, features, 3)
+    want = np.stack([features[[0, 2]].sum(axis=0), features[2], 2 * features[1]])
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
 def test_row_keys_and_dense_counts():
     m = np.array([[0, 1], [1, 0], [0, 1], [2, 2]], dtype=np.int32)
     key = kern._row_keys(m, 0, 3)

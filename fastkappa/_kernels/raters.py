@@ -269,3 +269,20 @@ def _dense_key_counts(key, n_keys):
             first[v] = i
         counts[v] += 1
     return counts, first
+
+
+@jit()
+def _cluster_features(cluster, item_type, features, n_clusters):
+    """Sum of the features of each cluster's items: (n_clusters, n_features).
+
+    ``cluster[i]`` and ``item_type[i]`` are item i's cluster and type (both
+    only for scored items).
+    """
+    n_feat = features.shape[1]
+    out = np.zeros((n_clusters, n_feat), dtype=np.float64)
+    for i in range(cluster.shape[0]):
+        c = cluster[i]
+        t = item_type[i]
+        for j in range(n_feat):
+            out[c, j] += features[t, j]
+    return out
