@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
+from ._shapes import flatten_labels
 from ._validation import encode_pair
 from .exceptions import DegenerateIntervalWarning
 from .results import KappaCI
@@ -738,6 +739,8 @@ def kappa_ci(
     ('bca', 10000, True)
     """
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    y_true, y_pred, sample_weight, clusters = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, clusters=clusters)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import IntColumn
+from ._shapes import flatten_labels
 from ._validation import EncodedPair, chunked, encode_pair
 
 __all__ = [
@@ -83,6 +84,7 @@ def confusion_matrix(
            [0, 0, 1],
            [0, 0, 2]])
     """
+    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds)
@@ -180,6 +182,7 @@ def cohen_kappa(
     >>> fk.cohen_kappa(["cat", "dog", "dog"], ["cat", "dog", "cat"])
     0.4
     """
+    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)
