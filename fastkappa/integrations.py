@@ -450,6 +450,13 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
     return grad, hess
 
 
+def _objective_call(first, second, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Both call forms: ``(preds, Dataset/DMatrix)`` or ``(y_true, y_pred, weight)``."""
+    if hasattr(second, "get_label"):  # lightgbm.train / xgboost.train
+        return continuous_qwk_gradient(second.get_label(), first, second.get_weight())
+    return continuous_qwk_gradient(first, second, weight)
+
+
 def lightgbm_qwk_objective() -> Callable:
     """LightGBM custom objective: ``1 - continuous_qwk`` of a regression output.
 
@@ -480,11 +487,7 @@ def lightgbm_qwk_objective() -> Callable:
     """
 
     def qwk_objective(y_true_or_preds, y_pred_or_data, weight=None):
-        if hasattr(y_pred_or_data, "get_label"):  # lightgbm.train: (preds, Dataset)
-            data = y_pred_or_data
-            return continuous_qwk_gradient(data.get_label(), y_true_or_preds,
-                                           data.get_weight())
-        return continuous_qwk_gradient(y_true_or_preds, y_pred_or_data, weight)
+        return _objective_call(y_true_or_preds, y_pred_or_data, weight)
 
     return qwk_objective
 
@@ -512,10 +515,6 @@ def xgboost_qwk_objective() -> Callable:
     """
 
     def qwk_objective(y_true_or_preds, y_pred_or_data, *, sample_weight=None):
-        if hasattr(y_pred_or_data, "get_label"):  # xgboost.train: (predt, DMatrix)
-            data = y_pred_or_data
-            return continuous_qwk_gradient(data.get_label(), y_true_or_preds,
-                                           data.get_weight())
-        return continuous_qwk_gradient(y_true_or_preds, y_pred_or_data, sample_weight)
+        return _objective_call(y_true_or_preds, y_pred_or_data, sample_weight)
 
     return qwk_objective
