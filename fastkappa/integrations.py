@@ -424,8 +424,10 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
         raise ValueError("`y_true` and `y_pred` must be finite (no NaN or inf).")
     w = _weights_or_none(sample_weight)
     if w is None:
-        w = np.ones(n)
         total = float(n)
+
+        def mean(v):  # elementwise sums, not BLAS dot products (those spin on busy cores)
+            return float(np.sum(v)) / total
     else:
         w = np.asarray(w, dtype=np.float64).reshape(-1)
         if w.shape != t.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or not (
@@ -434,19 +436,23 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
                 "`sample_weight` must hold one finite, non-negative weight per row, not all "
                 "zero.")
         total = float(w.sum())
-    d = t - (w @ t) / total
-    if not np.any(d[w > 0] != 0):
+
+        def mean(v):
+            return float(np.sum(w * v)) / total
+    d = t - mean(t)
+    if not np.any(d[w > 0] != 0 if w is not None else d != 0):
         raise ValueError(
             "`y_true` is constant: continuous QWK is 0 whatever the predictions, so the "
             "QWK objective has nothing to learn. Train on data with at least two grades.")
     a = s - t
-    m = (w @ (a * a)) / total
-    c = (w @ (d * s)) / total
+    m = mean(a * a)
+    c = mean(d * s)
     den = m + 2.0 * c
+    scale = 1.0 if w is None else w
     if not den > 0:  # predictions equal the targets exactly: nothing left to improve
-        return np.zeros(n), np.full(n, n * 2.0 / (total * max(m, 1.0)))
-    grad = (n * 2.0 / (total * den * den)) * w * (2.0 * c * a - m * d)
-    hess = (n * 2.0 / (total * den)) * w
+        return np.zeros(n), np.full(n, n * 2.0 / (total * max(m, 1.0))) * scale
+    grad = (n * 2.0 / (total * den * den)) * (2.0 * c * a - m * d) * scale
+    hess = np.full(n, n * 2.0 / (total * den)) * scale
     return grad, hess
 
 
