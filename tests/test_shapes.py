@@ -243,3 +243,36 @@ def test_dask_nd_arrays(rng):
                           clusters=np.repeat(np.arange(12), 12))
         assert (got.estimate, got.standard_error) == pytest.approx(
             (ref.estimate, ref.standard_error), rel=1e-12)
+
+
+def test_thresholds_and_continuous_qwk_nd(rng):
+    t, p = _data(rng, (10, 6))
+    s = p + rng.normal(0, 0.3, p.shape)
+    w = rng.random(10)
+    np.testing.assert_array_equal(
+        fk.optimize_thresholds(t, s, n_classes=4, sample_weight=w),
+        fk.optimize_thresholds(t.ravel(), s.ravel(), n_classes=4,
+                               sample_weight=np.repeat(w, 6)))
+    opt = fk.ThresholdOptimizer(n_classes=4).fit(t, s)
+    assert opt.qwk_ == fk.ThresholdOptimizer(n_classes=4).fit(t.ravel(), s.ravel()).qwk_
+    assert fk.continuous_qwk(t, s, sample_weight=w) == fk.continuous_qwk(
+        t.ravel(), s.ravel(), sample_weight=np.repeat(w, 6))
+    with pytest.raises(ValueError, match=r"`scores` has shape \(10, 5\) but `y_true` has shape"):
+        fk.continuous_qwk(t, s[:, :5])
+
+
+def test_plot_confusion_matrix_nd(rng):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import fastkappa.plot as fkplot
+
+    t, p = _data(rng, (6, 7))
+    ax = fkplot.confusion_matrix(t, p, sample_weight=np.ones(6))
+    ref = fkplot.confusion_matrix(t.ravel(), p.ravel())
+    got = [txt.get_text() for txt in ax.texts]
+    assert got == [txt.get_text() for txt in ref.texts] and got
+    plt.close("all")

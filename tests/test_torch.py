@@ -151,9 +151,17 @@ def test_zero_expected_disagreement_warns():
 
 
 def test_perfect_one_hot_log_is_finite():
-    p = torch.eye(3, dtype=torch.float64)
+    p = torch.eye(3, dtype=torch.float64, requires_grad=True)
     loss = fkt.kappa_loss(p, torch.arange(3), from_logits=False)
     assert torch.isfinite(loss) and loss.item() < -700
+    loss.backward()
+    assert torch.isfinite(p.grad).all()
+    # saturated logits (softmax rounds to one-hot in float32): finite value and gradient
+    logits = (torch.eye(3) * 200).requires_grad_(True)
+    for form in ("log", "linear"):
+        loss = fkt.kappa_loss(logits, torch.arange(3), form=form)
+        loss.backward()
+        assert torch.isfinite(loss) and torch.isfinite(logits.grad).all()
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
