@@ -654,7 +654,9 @@ def kappa_ci(
     y_true, y_pred : array_like of shape (n,)
         Labels of the two raters (lists, NumPy, pandas, polars, pyarrow,
         torch...). ``y_pred`` may also be (n, K) probabilities or logits, or
-        1-D scores with ``thresholds``.
+        1-D scores with ``thresholds``. (N, ...) labels are flattened and
+        (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes);
+        ``sample_weight`` and ``clusters`` are then (N,) or of the label shape.
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (see :func:`cohen_kappa`).
     method : {'bca', 'percentile', 'basic', 'asymptotic'}, default 'bca'

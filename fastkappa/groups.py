@@ -174,7 +174,8 @@ def kappa_by_group(
         Labels of the two raters (see :func:`fastkappa.cohen_kappa`).
     groups : array_like of shape (n,)
         Group id of each row (integers, strings...). Missing ids follow
-        ``nan_policy``.
+        ``nan_policy``. For (N, ...) labels: (N,) ids (one per sample) or ids
+        of the label shape.
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights.
     ci : None or {'percentile', 'basic', 'bca', 'asymptotic'}

@@ -257,7 +257,8 @@ class CohenKappa:
         ----------
         y_true, y_pred : array_like of shape (n,)
             Labels of the two raters. ``y_pred`` may be (n, K) probabilities
-            when the classes are declared.
+            when the classes are declared. (N, ...) labels are flattened and
+            (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
 
