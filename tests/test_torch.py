@@ -114,18 +114,23 @@ def test_batch_of_two_and_training_step():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(256, 4, generator=g)
     y = (x[:, 0] * 1.5 + 2).round().clamp(0, 4).long()
+    torch.manual_seed(0)
     model = torch.nn.Linear(4, 5)
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
-    first = None
+
+    def qwk():
+        return fk.cohen_kappa(y.numpy(), model(x).argmax(1).numpy(), weights="quadratic",
+                              n_classes=5)
+
+    before, first = qwk(), None
     for _ in range(60):
         opt.zero_grad()
         loss = fkt.kappa_loss(model(x), y)
         loss.backward()
         opt.step()
         first = loss.item() if first is None else first
-    assert loss.item() < first
-    assert fk.cohen_kappa(y.numpy(), model(x).argmax(1).numpy(), weights="quadratic",
-                          n_classes=5) > 0.8
+    assert loss.item() < first - 1.0
+    assert qwk() > max(before + 0.3, 0.7)  # 0.82 with this seed (0.76 to 0.88 over seeds)
 
 
 @pytest.mark.parametrize("form", ["log", "linear"])
