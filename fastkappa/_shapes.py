@@ -97,10 +97,12 @@ def _flatten_rows(values, shape: tuple[int, ...], name: str, t_name: str):
     if values is None:
         return None
     arr = _nd(values)
-    if arr is None:
-        arr = np.asarray(values) if not isinstance(values, np.ndarray) else values
-        if type(values).__module__.split(".")[0] in _TABULAR:
-            arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)
+    if arr is None and isinstance(values, np.ndarray):
+        arr = values
+    elif arr is None:  # Series, tensors (detached), lists
+        arr = to_numpy_any(values, name)
+        if arr is None:
+            arr = np.asarray(values)
     if arr.shape == shape:
         return arr.reshape(-1)
     if arr.shape == shape[:1] or arr.shape == (shape[0], 1):

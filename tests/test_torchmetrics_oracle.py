@@ -68,6 +68,10 @@ def test_nd_labels_match_torchmetrics(weights, shape):
                                                          weights=weights, n_classes=k)
     acc = fk.CohenKappa(n_classes=k, weights=weights).update(t, p)
     assert acc.compute() == pytest.approx(expected, abs=1e-6)
+    # per-sample weights as a tensor that requires grad: detached, repeated over the mask
+    w = torch.ones(shape[0], dtype=torch.float64, requires_grad=True)
+    assert fk.cohen_kappa(torch.from_numpy(t), torch.from_numpy(p), weights=weights,
+                          n_classes=k, sample_weight=w) == pytest.approx(expected, abs=1e-6)
 
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])
