@@ -74,7 +74,8 @@ def _rows(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torc
     c = input.shape[1]
     if input.ndim > 2:
         input = input.movedim(1, -1)
-    return input.reshape(-1, c), target.reshape(-1)
+    # masks often come as uint8/int32: index_add_ and bincount want int64 indices
+    return input.reshape(-1, c), target.reshape(-1).to(device=input.device, dtype=torch.long)
 
 
 def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:

@@ -90,6 +90,8 @@ def test_spatial_equals_flattened():
     a = fkt.kappa_loss(logits, target)
     b = fkt.kappa_loss(flat, target.reshape(-1))
     assert a.item() == pytest.approx(b.item(), rel=1e-14)
+    for dtype in (torch.uint8, torch.int32):  # mask dtypes
+        assert fkt.kappa_loss(logits, target.to(dtype)).item() == a.item()
     a.backward()
     b.backward()
     torch.testing.assert_close(logits.grad.movedim(1, -1).reshape(-1, K), flat.grad)
