@@ -9,29 +9,42 @@ import numpy as np
 from .exceptions import UndefinedKappaWarning
 
 WEIGHT_NAMES = (None, "linear", "quadratic")
+#: spellings of unweighted kappa besides None ("none" is torchmetrics' spelling)
+UNWEIGHTED_NAMES = ("none",)
 
 
 def _weights_error(weights) -> ValueError:
     shown = f"'{weights}'" if isinstance(weights, str) else type(weights).__name__
     return ValueError(
         "`weights` must be None, 'linear', 'quadratic' or a (K, K) array of "
-        f"disagreement weights; got {shown}."
+        f"disagreement weights ('none' also means unweighted); got {shown}."
     )
 
 
+def canonical(weights):
+    """``weights`` with the spellings of unweighted kappa (``'none'``) turned into None.
+
+    Anything else is returned unchanged (and checked later by :func:`weight_matrix`).
+    """
+    if isinstance(weights, str) and weights in UNWEIGHTED_NAMES:
+        return None
+    return weights
+
+
 def is_named(weights) -> bool:
-    """True for None / 'linear' / 'quadratic' (raises for other strings)."""
+    """True for None / 'none' / 'linear' / 'quadratic' (raises for other strings)."""
     if weights is None:
         return True
     if isinstance(weights, str):
-        if weights not in ("linear", "quadratic"):
+        if weights not in ("linear", "quadratic", *UNWEIGHTED_NAMES):
             raise _weights_error(weights)
         return True
     return False
 
 
 def is_unweighted(weights) -> bool:
-    return weights is None
+    """True for None and 'none' (unweighted kappa)."""
+    return canonical(weights) is None
 
 
 def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
@@ -41,9 +54,10 @@ def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
     ----------
     n_classes : int
         Number of classes ``K`` (at least 1).
-    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
-        ``None`` gives ``1 - [i == j]`` (unweighted kappa), ``'linear'``
-        gives ``|i - j|`` and ``'quadratic'`` gives ``(i - j) ** 2``, where
+    weights : None, 'none', 'linear', 'quadratic' or array_like of shape (K, K)
+        ``None`` (or ``'none'``, torchmetrics' spelling) gives ``1 - [i == j]``
+        (unweighted kappa), ``'linear'`` gives ``|i - j|`` and ``'quadratic'``
+        gives ``(i - j) ** 2``, where
         ``i`` and ``j`` are class *indices*.  A custom matrix must be (K, K),
         finite, non-negative, zero on the diagonal and have a positive
         maximum; it may be asymmetric (rows are ``y_true``).
@@ -65,7 +79,7 @@ def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
     if is_named(weights):
         idx = np.arange(k, dtype=np.float64)
         diff = idx[:, None] - idx[None, :]
-        if weights is None:
+        if is_unweighted(weights):
             return 1.0 - np.eye(k)
         if weights == "linear":
             return np.abs(diff)

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
+from ._shapes import flatten_labels
 from ._validation import encode_pair
 from .exceptions import DegenerateIntervalWarning
 from .results import KappaCI
@@ -653,7 +654,9 @@ def kappa_ci(
     y_true, y_pred : array_like of shape (n,)
         Labels of the two raters (lists, NumPy, pandas, polars, pyarrow,
         torch...). ``y_pred`` may also be (n, K) probabilities or logits, or
-        1-D scores with ``thresholds``.
+        1-D scores with ``thresholds``. (N, ...) labels are flattened and
+        (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes);
+        ``sample_weight`` and ``clusters`` are then (N,) or of the label shape.
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (see :func:`cohen_kappa`).
     method : {'bca', 'percentile', 'basic', 'asymptotic'}, default 'bca'
@@ -738,6 +741,8 @@ def kappa_ci(
     ('bca', 10000, True)
     """
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    y_true, y_pred, sample_weight, clusters = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, clusters=clusters)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _asymptotic
+from . import _asymptotic, _weights
+from ._shapes import flatten_labels
 from ._validation import encode_pair
 from .bootstrap import (
     _NORMAL,
@@ -213,6 +214,10 @@ def compare(
     if p_adjust not in P_ADJUST:
         raise ValueError(f"`p_adjust` must be None or 'holm'; got {p_adjust!r}.")
 
+    y_true, predictions, sample_weight, clusters = flatten_labels(
+        y_true, predictions, names=("y_true", "predictions"), sample_weight=sample_weight,
+        clusters=clusters)
+
     def encode(lab, ncls):
         return [encode_pair(y_true, predictions[nm], labels=lab, n_classes=ncls,
                             sample_weight=sample_weight, ignore_index=ignore_index,
@@ -348,6 +353,7 @@ def compare(
                 UserWarning, stacklevel=2)
     pairs = [PairDifference(names[a], names[b], diff, low, high, float(p), float(pa), se, d)
              for (a, b, diff, low, high, p, se, d), pa in zip(raw, adjusted, strict=True)]
+    weights = _weights.canonical(weights)
     spec = weights if (weights is None or isinstance(weights, str)) else "custom"
     return Comparison(models=models, pairs=pairs, reference=reference, method=method,
                       confidence_level=cl, n_resamples=0 if method == "asymptotic"

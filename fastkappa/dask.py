@@ -51,6 +51,8 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         "fastkappa.dask needs dask and distributed; install them with: "
         "pip install fastkappa[dask]") from _err
 
+from . import _weights
+from ._shapes import flatten_labels
 from .streaming import CohenKappa
 
 __all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
@@ -85,11 +87,12 @@ def _partitions(cols: dict[str, Any]) -> list:
                     "array; pass one kind of collection (e.g. df[col].to_dask_array("
                     "lengths=True)).")
             if not isinstance(x, da.Array):
-                x = da.from_array(np.asarray(x), chunks=first.chunks)
+                x = np.asarray(x)
+                x = da.from_array(x, chunks=(first.chunks[0], *x.shape[1:]))
             if x.ndim == 2 and x.shape[1] == 1:
                 x = x[:, 0]
-            if x.ndim != 1 and name != "y_pred":
-                raise ValueError(f"`{name}` must be a 1-D dask array; got {x.ndim} dims.")
+            if x.ndim == 0:
+                raise ValueError(f"`{name}` must be a dask array of rows; got a scalar.")
             if any(np.isnan(c) for c in x.chunks[0]) or any(
                     np.isnan(c) for c in first.chunks[0]):
                 raise ValueError(
@@ -101,8 +104,10 @@ def _partitions(cols: dict[str, Any]) -> list:
                     f"{first.shape[0]} and {x.shape[0]}.")
             if x.chunks[0] != first.chunks[0]:
                 x = x.rechunk({0: first.chunks[0]})
-            if x.ndim == 2 and len(x.chunks[1]) > 1:
-                x = x.rechunk({1: -1})
+            if any(len(c) > 1 for c in x.chunks[1:]):
+                # (N, ...) labels and (N, C, ...) scores: whole samples in each block,
+                # flattened per partition as in memory (fastkappa._shapes)
+                x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
             arrays[name] = x.to_delayed().ravel().tolist()
         n = len(arrays[first_name])
         return [dask.delayed(dict)(**{k: v[i] for k, v in arrays.items()}) for i in range(n)]
@@ -159,7 +164,7 @@ def _tree(tasks: list, merge) -> Any:
 
 
 def _spec(weights, labels, n_classes) -> dict:
-    spec = {"weights": weights}
+    spec = {"weights": _weights.canonical(weights)}
     if labels is not None:
         spec["labels"] = labels
     if n_classes is not None:
@@ -179,8 +184,9 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     Parameters
     ----------
     y_true, y_pred : dask.array.Array or dask.dataframe.Series
-        Aligned 1-D collections (columns of one DataFrame, or arrays; arrays
-        are rechunked to match ``y_true``).
+        Aligned collections (columns of one DataFrame, or arrays; arrays
+        are rechunked to match ``y_true``). Arrays may be (N, ...) labels and
+        (N, C, ...) scores, flattened as by :func:`fastkappa.cohen_kappa`.
     weights, labels, n_classes
         As in :class:`fastkappa.CohenKappa`.
     sample_weight : dask collection, optional
@@ -260,8 +266,8 @@ def _partition_cells(part):
     """Distinct (cluster, y_true, y_pred) triples of a partition and their counts."""
     import pandas as pd
 
-    frame = pd.DataFrame({"c": _plain(part["clusters"]), "t": _plain(part["y_true"]),
-                          "p": _plain(part["y_pred"])})
+    t, p, c = flatten_labels(part["y_true"], part["y_pred"], clusters=part["clusters"])
+    frame = pd.DataFrame({"c": _plain(c), "t": _plain(t), "p": _plain(p)})
     return frame.groupby(["c", "t", "p"], sort=False, dropna=False, observed=True).size()
 
 
@@ -328,11 +334,13 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
 
 def _partition_groups(part, spec):
     """{group key: CohenKappa} of one partition."""
-    g = _plain(part["groups"])
+    t, p, w, g = flatten_labels(part["y_true"], part["y_pred"],
+                                sample_weight=_values(part, "sample_weight"),
+                                groups=part["groups"])
+    g = _plain(g)
     if len(g) == 0:
         return {}
-    t, p = _plain(part["y_true"]), _plain(part["y_pred"])
-    w = _values(part, "sample_weight")
+    t, p = _plain(t), _plain(p)
     w = None if w is None else _plain(w)
     if g.dtype == object:
         missing = np.array([v is None or (isinstance(v, float) and v != v) for v in g])
@@ -395,7 +403,6 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = Non
 
     import fastkappa as fk
 
-    from . import _weights
     from .exceptions import UndefinedKappaWarning
     from .groups import KappaByGroup
 

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._shapes import flatten_labels
 from ._validation import (
     LUT_RANGE_MAX,
     _int_lut,
@@ -173,7 +174,8 @@ def kappa_by_group(
         Labels of the two raters (see :func:`fastkappa.cohen_kappa`).
     groups : array_like of shape (n,)
         Group id of each row (integers, strings...). Missing ids follow
-        ``nan_policy``.
+        ``nan_policy``. For (N, ...) labels: (N,) ids (one per sample) or ids
+        of the label shape.
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights.
     ci : None or {'percentile', 'basic', 'bca', 'asymptotic'}
@@ -198,6 +200,8 @@ def kappa_by_group(
     >>> res["b"].kappa
     0.5
     """
+    y_true, y_pred, sample_weight, groups = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, groups=groups)
     if ci is not None and ci not in CI_METHODS:
         raise ValueError(f"`ci` must be None or one of {CI_METHODS}; got {ci!r}.")
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
@@ -264,7 +268,8 @@ def kappa_by_group(
     return KappaByGroup(
         groups=keys, kappa=kappa, n=n_g, overall=overall,
         confusion=np.ascontiguousarray(tables), classes=enc.classes,
-        weights=weights if isinstance(weights, str) or weights is None else "custom",
+        weights=_weights.canonical(weights) if isinstance(weights, str) or weights is None
+        else "custom",
         low=low, high=high, method=ci, confidence_level=confidence_level if ci else None)
 
 

@@ -1,4 +1,5 @@
-"""QWK where models are tuned: scikit-learn scorers, LightGBM and XGBoost eval metrics.
+"""QWK where models are tuned: scikit-learn scorers, LightGBM and XGBoost eval metrics
+and custom objectives (``1 - continuous_qwk`` of a regression output).
 
 Nothing here imports scikit-learn, LightGBM or XGBoost at module import;
 :func:`make_qwk_scorer` imports scikit-learn when called, and the eval-metric
@@ -36,11 +37,14 @@ from numpy.typing import ArrayLike
 from .metrics import cohen_kappa
 
 __all__ = [
+    "continuous_qwk_gradient",
     "lightgbm_eval_metric",
+    "lightgbm_qwk_objective",
     "lightgbm_sklearn_eval_metric",
     "make_qwk_scorer",
     "qwk_score",
     "xgboost_eval_metric",
+    "xgboost_qwk_objective",
     "xgboost_sklearn_eval_metric",
 ]
 
@@ -356,3 +360,167 @@ def xgboost_sklearn_eval_metric(
 
     metric.__name__ = name if name is not None else ("qwk_loss" if loss else "qwk")
     return metric
+
+
+# --------------------------------------------------------------------------- objectives
+
+
+def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
+                            sample_weight: ArrayLike | None = None
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and a positive Hessian of ``n * (1 - continuous_qwk)`` per row.
+
+    With ``t`` the targets, ``s`` the predictions, weighted means over the
+    ``W = sum(w)`` total weight, ``a = s - t``, ``d = t - mean(t)``,
+    ``M = mean(a**2)``, ``C = mean(d * s)`` (the covariance) and
+    ``D = M + 2 C`` (the denominator of continuous QWK), the loss is
+    ``L = M / D = 1 - continuous_qwk`` and, exactly,
+
+        dL/ds_i = 2 w_i (2 C a_i - M d_i) / (W D**2).
+
+    The exact diagonal of the Hessian is ``2 w_i (2 C / D) / (W D) - 2 (dD/ds_i)
+    (dL/ds_i) / D``: it is negative wherever the predictions do not yet
+    correlate with the targets. The returned Hessian is ``2 w_i / (W D)``,
+    the curvature of ``M / D`` with the denominator held fixed: always
+    positive, equal to the leading exact term when ``continuous_qwk = 1`` and
+    above it otherwise (so Newton steps are never too long), dropping the
+    cross term, which is O(1/n) smaller. Both are multiplied by ``n`` so that
+    their scale matches a per-row loss (LightGBM's ``min_sum_hessian_in_leaf``
+    and both libraries' ``lambda`` stay meaningful).
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Grades, used as numbers (at least two distinct values).
+    y_pred : array_like of shape (n,)
+        Real-valued predictions (raw margins of a regression booster).
+    sample_weight : array_like of shape (n,), optional
+        Non-negative row weights.
+
+    Returns
+    -------
+    (gradient, hessian) : tuple of ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> from fastkappa.integrations import continuous_qwk_gradient
+    >>> g, h = continuous_qwk_gradient([0, 1, 2, 3], [0.0, 0.0, 0.0, 0.0])
+    >>> g  # from constant predictions: push towards the centred targets
+    array([ 0.85714286,  0.28571429, -0.28571429, -0.85714286])
+    >>> h
+    array([0.57142857, 0.57142857, 0.57142857, 0.57142857])
+    """
+    t = np.asarray(_as_array(y_true), dtype=np.float64).reshape(-1)
+    s = np.asarray(_as_array(y_pred), dtype=np.float64).reshape(-1)
+    if t.shape != s.shape:
+        raise ValueError(
+            f"`y_true` and `y_pred` must have the same length; got {t.size} and {s.size}. "
+            "The QWK objectives take one regression output per row (objective='regression' "
+            "/ 'reg:squarederror' shapes), not one column per class.")
+    n = t.size
+    if n == 0:
+        raise ValueError("`y_true` and `y_pred` are empty.")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(s))):
+        raise ValueError("`y_true` and `y_pred` must be finite (no NaN or inf).")
+    w = _weights_or_none(sample_weight)
+    if w is None:
+        total = float(n)
+
+        def mean(v):  # elementwise sums, not BLAS dot products (those spin on busy cores)
+            return float(np.sum(v)) / total
+    else:
+        w = np.asarray(w, dtype=np.float64).reshape(-1)
+        if w.shape != t.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or not (
+                w.sum() > 0):
+            raise ValueError(
+                "`sample_weight` must hold one finite, non-negative weight per row, not all "
+                "zero.")
+        total = float(w.sum())
+
+        def mean(v):
+            return float(np.sum(w * v)) / total
+    d = t - mean(t)
+    if not np.any(d[w > 0] != 0 if w is not None else d != 0):
+        raise ValueError(
+            "`y_true` is constant: continuous QWK is 0 whatever the predictions, so the "
+            "QWK objective has nothing to learn. Train on data with at least two grades.")
+    a = s - t
+    m = mean(a * a)
+    c = mean(d * s)
+    den = m + 2.0 * c
+    scale = 1.0 if w is None else w
+    if not den > 0:  # predictions equal the targets exactly: nothing left to improve
+        return np.zeros(n), np.full(n, n * 2.0 / (total * max(m, 1.0))) * scale
+    grad = (n * 2.0 / (total * den * den)) * (2.0 * c * a - m * d) * scale
+    hess = np.full(n, n * 2.0 / (total * den)) * scale
+    return grad, hess
+
+
+def _objective_call(first, second, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Both call forms: ``(preds, Dataset/DMatrix)`` or ``(y_true, y_pred, weight)``."""
+    if hasattr(second, "get_label"):  # lightgbm.train / xgboost.train
+        return continuous_qwk_gradient(second.get_label(), first, second.get_weight())
+    return continuous_qwk_gradient(first, second, weight)
+
+
+def lightgbm_qwk_objective() -> Callable:
+    """LightGBM custom objective: ``1 - continuous_qwk`` of a regression output.
+
+    The returned function works in both of LightGBM's call forms:
+    ``lightgbm.train(params={"objective": obj, ...})`` calls
+    ``obj(preds, train_data)``; the scikit-learn API
+    (``LGBMRegressor(objective=obj)``) calls ``obj(y_true, y_pred, weight)``.
+    It returns ``(gradient, hessian)`` from :func:`continuous_qwk_gradient`
+    (sample weights included; see there for the positive-Hessian
+    approximation). With a custom objective LightGBM starts from raw score 0
+    and predicts raw margins: cut them into grades with
+    :func:`fastkappa.optimize_thresholds` fitted on held-out margins, and
+    monitor with :func:`lightgbm_eval_metric` given those ``thresholds``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastkappa.integrations import lightgbm_qwk_objective
+    >>> obj = lightgbm_qwk_objective()
+    >>> class Data:  # what lightgbm.Dataset offers
+    ...     def get_label(self): return np.array([0.0, 1.0, 2.0, 3.0])
+    ...     def get_weight(self): return None
+    >>> g, h = obj(np.zeros(4), Data())
+    >>> g
+    array([ 0.85714286,  0.28571429, -0.28571429, -0.85714286])
+    >>> np.array_equal(obj([0, 1, 2, 3], np.zeros(4), None)[0], g)
+    True
+    """
+
+    def qwk_objective(y_true_or_preds, y_pred_or_data, weight=None):
+        return _objective_call(y_true_or_preds, y_pred_or_data, weight)
+
+    return qwk_objective
+
+
+def xgboost_qwk_objective() -> Callable:
+    """XGBoost custom objective: ``1 - continuous_qwk`` of a regression output.
+
+    Works as ``xgboost.train(params, dtrain, obj=obj)`` (called as
+    ``obj(predt, dtrain)``) and as ``XGBRegressor(objective=obj)`` (called as
+    ``obj(y_true, y_pred, sample_weight=...)``). Returns ``(gradient,
+    hessian)`` from :func:`continuous_qwk_gradient`; predictions are raw
+    margins starting from ``base_score``: cut them with
+    :func:`fastkappa.optimize_thresholds` fitted on held-out margins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastkappa.integrations import xgboost_qwk_objective
+    >>> obj = xgboost_qwk_objective()
+    >>> class DMatrix:  # what xgboost.DMatrix offers
+    ...     def get_label(self): return np.array([0.0, 1.0, 2.0, 3.0])
+    ...     def get_weight(self): return np.empty(0)
+    >>> obj(np.zeros(4), DMatrix())[0]
+    array([ 0.85714286,  0.28571429, -0.28571429, -0.85714286])
+    """
+
+    def qwk_objective(y_true_or_preds, y_pred_or_data, *, sample_weight=None):
+        return _objective_call(y_true_or_preds, y_pred_or_data, sample_weight)
+
+    return qwk_objective

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import IntColumn
+from ._shapes import flatten_labels
 from ._validation import EncodedPair, chunked, encode_pair
 
 __all__ = [
@@ -32,7 +33,8 @@ _INPUT_DOC = """\
         both; with neither, the classes are the sorted union of the observed
         values (scikit-learn's rule).
     sample_weight : array_like of shape (n,), optional
-        Non-negative weight of each row.
+        Non-negative weight of each row; for (N, ...) labels, of shape (N,)
+        (repeated over the extra axes) or of the label shape.
     ignore_index : scalar, optional
         Rows where either side equals this value are dropped.
     nan_policy : {'raise', 'omit'}, default 'raise'
@@ -66,7 +68,8 @@ def confusion_matrix(
     y_true, y_pred : array_like of shape (n,)
         Labels of the two raters. ``y_pred`` may also be (n, K)
         probabilities or logits (argmax is taken), or scores with
-        ``thresholds``.
+        ``thresholds``. (N, ...) labels (masks) are flattened and (N, C, ...)
+        scores argmaxed over axis 1, as in torchmetrics.
     {input_doc}
 
     Returns
@@ -83,6 +86,7 @@ def confusion_matrix(
            [0, 0, 1],
            [0, 0, 2]])
     """
+    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds)
@@ -149,8 +153,9 @@ def cohen_kappa(
     y_true, y_pred : array_like of shape (n,)
         Labels of the two raters (lists, NumPy, pandas, polars, pyarrow,
         torch...). ``y_pred`` may also be (n, K) probabilities or logits, or
-        1-D scores with ``thresholds``.
-    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        1-D scores with ``thresholds``. (N, ...) labels (masks) are flattened
+        and (N, C, ...) scores argmaxed over axis 1, as in torchmetrics.
+    weights : None, 'none', 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index. Weighted kappa needs ordered
         classes: numbers, or strings with ``labels=`` (or an ordered pandas
         Categorical).
@@ -180,6 +185,7 @@ def cohen_kappa(
     >>> fk.cohen_kappa(["cat", "dog", "dog"], ["cat", "dog", "cat"])
     0.4
     """
+    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)

@@ -207,6 +207,7 @@ def confusion_matrix(
     ...                              labels=["no", "yes"])  # doctest: +SKIP
     """
     from . import _weights
+    from ._shapes import flatten_labels
     from ._validation import encode_pair
     from .metrics import _check_confusion
 
@@ -240,6 +241,8 @@ def confusion_matrix(
         if y_true is None or y_pred is None:
             raise ValueError(
                 "pass `y_true` and `y_pred` (raw labels) or `confusion=` (a (K, K) table).")
+        y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, names=names,
+                                                       sample_weight=sample_weight)
         enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                           sample_weight=sample_weight, ignore_index=ignore_index,
                           nan_policy=nan_policy, thresholds=thresholds, weights=weights,

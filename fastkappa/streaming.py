@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _weights
+from ._shapes import flatten_labels
 from ._validation import _check_labels, encode_pair
 
 __all__ = ["CohenKappa"]
@@ -127,7 +128,8 @@ class CohenKappa:
             _weights.weight_matrix(len(declared), weights)  # validates a custom matrix
         self._fixed = declared is not None
         self._n_classes_arg = n_classes
-        self._weights_spec = weights if named else np.asarray(weights, dtype=np.float64)
+        self._weights_spec = (_weights.canonical(weights) if named
+                              else np.asarray(weights, dtype=np.float64))
         self._kind = kind
         if declared is None:
             declared = np.empty(0, dtype=np.int64)
@@ -255,7 +257,8 @@ class CohenKappa:
         ----------
         y_true, y_pred : array_like of shape (n,)
             Labels of the two raters. ``y_pred`` may be (n, K) probabilities
-            when the classes are declared.
+            when the classes are declared. (N, ...) labels are flattened and
+            (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
 
@@ -271,6 +274,8 @@ class CohenKappa:
         array([[1, 0],
                [1, 1]])
         """
+        y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred,
+                                                       sample_weight=sample_weight)
         if _is_empty(y_true) and _is_empty(y_pred):
             return self
         if self._fixed:

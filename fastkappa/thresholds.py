@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._shapes import flatten_labels
 from ._validation import check_sample_weight, encode_pair
 from .exceptions import UndefinedKappaWarning
 
@@ -133,6 +134,8 @@ class _Problem:
 
 
 def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight) -> _Problem:
+    y_true, scores, sample_weight = flatten_labels(
+        y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
     tcol = as_column(y_true, "y_true")
     if isinstance(tcol, FloatColumn) and np.isnan(tcol.values).any():
         n_nan = int(np.isnan(tcol.values).sum())
@@ -440,6 +443,8 @@ def continuous_qwk(
     >>> round(fk.continuous_qwk([1, 2, 3, 4], [1.2, 1.9, 3.3, 3.6]), 6)
     0.966292
     """
+    y_true, scores, sample_weight = flatten_labels(
+        y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
     t = _numeric_iv(y_true, "y_true", "numbers")
     s = _numeric_iv(scores, "scores", "continuous scores")
     if len(t) != len(s):

@@ -376,8 +376,9 @@ def test_cohen_kappa_all_missing_raises():
         (np.array([0, float("inf"), None], dtype=object), [0, 1, 1], "holds inf"),
         (3, [0, 1], "must be array-like"),
         ("ab", "ab", "must be array-like"),
-        (np.zeros((2, 2, 2)), [0, 1], r"got shape \(2, 2, 2\)"),
-        (np.zeros((2, 3)), [0, 1], r"`y_true` must be 1-D class labels"),
+        # (N, ...) labels are flattened (torchmetrics' shapes): y_pred must match
+        (np.zeros((2, 2, 2)), [0, 1], r"`y_true` has shape \(2, 2, 2\); pass `y_pred`"),
+        (np.zeros((2, 3)), [0, 1], r"`y_pred` is 1-D with 2 rows but `y_true` has shape"),
         (np.array([1j, 2]), [0, 1], "unsupported dtype complex128"),
         (np.array(["2020-01-01", "2020-01-02"], dtype="M8[D]"), [0, 1], "unsupported dtype"),
         (np.array([b"a", b"b"], dtype=object), [0, 1], "unsupported type bytes"),

@@ -1,7 +1,7 @@
-"""torchmetrics as an oracle, when installed (the `bench` extra pins a CPU torch).
+"""torchmetrics as an oracle: values, shapes ((N, ...) labels, (N, C, ...) scores), spellings.
 
-Skips as a whole when torch or torchmetrics is absent: they are kept out of
-the `test` extra because an unpinned torch pulls a multi-GB CUDA build.
+torch (pinned to a CPU build) and torchmetrics are in the `test` extra, so CI
+runs this file; it skips only in an environment installed without them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import fastkappa as fk
 
 torch = pytest.importorskip("torch")
 tmf = pytest.importorskip("torchmetrics.functional.classification")
+from torchmetrics.functional import cohen_kappa as tm_cohen_kappa  # noqa: E402
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
@@ -44,3 +45,46 @@ def test_ignore_index_differs_from_torchmetrics_on_purpose():
     ours = fk.cohen_kappa(t, p, ignore_index=-1, n_classes=2)
     keep = (t != -1) & (p != -1)
     assert ours == pytest.approx(fk.cohen_kappa(t[keep], p[keep], n_classes=2))
+
+
+def _tm(preds, target, k, weights=None):
+    return float(tm_cohen_kappa(torch.as_tensor(preds), torch.as_tensor(target),
+                                task="multiclass", num_classes=k, weights=weights))
+
+
+@pytest.mark.parametrize("weights", [None, "none", "linear", "quadratic"])
+@pytest.mark.parametrize("shape", [(16, 9), (4, 8, 8), (2, 3, 5, 7)])
+def test_nd_labels_match_torchmetrics(weights, shape):
+    # segmentation-style masks: torchmetrics flattens (N, ...); so does fastkappa
+    rng = np.random.default_rng(sum(shape))
+    k = 5
+    t = rng.integers(0, k, shape)
+    p = np.clip(t + rng.integers(-2, 3, shape), 0, k - 1)
+    expected = _tm(p, t, k, weights)
+    assert fk.cohen_kappa(t, p, weights=weights, n_classes=k) == pytest.approx(expected,
+                                                                              abs=1e-6)
+    assert fk.cohen_kappa(torch.from_numpy(t), torch.from_numpy(p), weights=weights,
+                          n_classes=k) == fk.cohen_kappa(t.ravel(), p.ravel(),
+                                                         weights=weights, n_classes=k)
+    acc = fk.CohenKappa(n_classes=k, weights=weights).update(t, p)
+    assert acc.compute() == pytest.approx(expected, abs=1e-6)
+    # per-sample weights as a tensor that requires grad: detached, repeated over the mask
+    w = torch.ones(shape[0], dtype=torch.float64, requires_grad=True)
+    assert fk.cohen_kappa(torch.from_numpy(t), torch.from_numpy(p), weights=weights,
+                          n_classes=k, sample_weight=w) == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+@pytest.mark.parametrize("shape", [(6, 10), (3, 6, 7)])
+def test_nd_scores_match_torchmetrics(weights, shape):
+    # (N, C, ...) logits: class axis at position 1, argmax there (torchmetrics' rule)
+    rng = np.random.default_rng(len(shape))
+    k = 4
+    t = rng.integers(0, k, shape)
+    logits = rng.normal(size=(shape[0], k, *shape[1:])).astype(np.float32)
+    expected = _tm(logits, t, k, weights)
+    got = fk.cohen_kappa(torch.from_numpy(t), torch.from_numpy(logits).requires_grad_(True),
+                         weights=weights, n_classes=k)
+    assert got == pytest.approx(expected, abs=1e-6)
+    flat = np.moveaxis(logits, 1, -1).reshape(-1, k)
+    assert got == fk.cohen_kappa(t.ravel(), flat, weights=weights, n_classes=k)

@@ -1,0 +1,287 @@
+"""Kappa as a training loss for PyTorch: soft (expected-count) kappa with autograd.
+
+``import fastkappa`` never imports this module or PyTorch; importing
+``fastkappa.torch`` imports PyTorch and raises an ``ImportError`` that names
+the extra when it is missing.
+
+The soft kappa (de la Torre, Puig & Valls 2018) replaces the confusion
+matrix by expected counts. With class probabilities ``P`` (N x C, the
+softmax of logits) and integer targets ``y``::
+
+    O_kj = sum_n [y_n = k] P_nj          (soft confusion matrix)
+    E    = outer(r, c) / N,  r_k = #{y_n = k},  c_j = sum_n P_nj
+    loss = log(sum(w * O) / sum(w * E))  (form="log")
+         = sum(w * O) / sum(w * E)        (form="linear", i.e. 1 - kappa_soft)
+
+with ``w`` the disagreement weights of :func:`fastkappa.weight_matrix`. On
+one-hot ``P`` the linear form is exactly ``1 - kappa`` of the hard labels.
+Everything is computed in float32 (float64 for float64 input) with autocast
+switched off inside the loss, so float16/bfloat16 mixed precision neither
+overflows the sums nor loses the ratio.
+
+A batch whose targets all fall in one class carries no signal: its soft
+kappa is 0 whatever the predictions (O = E), so both forms are constant.
+Such batches (and any batch whose expected disagreement is zero) emit an
+:class:`fastkappa.UndefinedKappaWarning` and return the constant (``0`` for
+the log form, ``1`` for the linear form) with an exactly zero gradient that
+is still connected to the graph, so ``loss.backward()`` works and the
+optimiser step is a no-op for that batch. Use larger or stratified batches
+to avoid them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+try:
+    import torch
+except ImportError as _err:  # pragma: no cover - exercised only without torch
+    raise ImportError(
+        "fastkappa.torch needs PyTorch; install it with: pip install \"fastkappa[torch]\" "
+        "(from a clone: pip install -e \".[torch]\"), or see pytorch.org for a CPU or "
+        "CUDA build.") from _err
+
+from . import _weights
+from .exceptions import UndefinedKappaWarning
+
+__all__ = ["KappaLoss", "continuous_qwk_loss", "kappa_loss"]
+
+FORMS = ("log", "linear")
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rows(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, C, ...) scores and (N, ...) targets as (M, C) and (M,) rows."""
+    if not isinstance(input, torch.Tensor) or not isinstance(target, torch.Tensor):
+        raise ValueError("`input` and `target` must be torch tensors.")
+    if input.ndim < 2:
+        raise ValueError(
+            f"`input` must be (N, C) or (N, C, ...) logits/probabilities; got shape "
+            f"{tuple(input.shape)}. For one score per row use continuous_qwk_loss.")
+    if target.shape != input.shape[:1] + input.shape[2:]:
+        raise ValueError(
+            f"`target` must have shape (N, ...) = {tuple(input.shape[:1] + input.shape[2:])} "
+            f"for `input` of shape {tuple(input.shape)} (class axis at position 1); got "
+            f"{tuple(target.shape)}.")
+    if target.dtype.is_floating_point or target.dtype.is_complex or target.dtype == torch.bool:
+        raise ValueError(
+            f"`target` must hold integer class indices (torch.long); got {target.dtype}. "
+            "Use continuous_qwk_loss for real-valued targets.")
+    c = input.shape[1]
+    if input.ndim > 2:
+        input = input.movedim(1, -1)
+    # masks often come as uint8/int32: index_add_ and bincount want int64 indices
+    return input.reshape(-1, c), target.reshape(-1).to(device=input.device, dtype=torch.long)
+
+
+def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:
+    if isinstance(weights, torch.Tensor):
+        weights = weights.detach().cpu().numpy()
+    w = _weights.weight_matrix(c, weights)  # validates names and custom matrices
+    return torch.as_tensor(w, dtype=dtype, device=device)
+
+
+def _undefined(anchor: torch.Tensor, value: float, why: str) -> torch.Tensor:
+    warnings.warn(
+        f"kappa_loss: {why}; the soft kappa carries no signal for this batch, so the loss "
+        f"is the constant {value:g} with zero gradient. Use larger or stratified batches.",
+        UndefinedKappaWarning, stacklevel=3)
+    # connected to the graph (backward works) with an exactly zero gradient
+    return anchor.sum() * 0.0 + value
+
+
+def kappa_loss(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    *,
+    weights: Any = "quadratic",
+    form: str = "log",
+    from_logits: bool = True,
+    n_classes: int | None = None,
+) -> torch.Tensor:
+    """Soft (differentiable) kappa loss: ``log(sum w O / sum w E)`` or ``1 - kappa_soft``.
+
+    Parameters
+    ----------
+    input : torch.Tensor of shape (N, C) or (N, C, ...)
+        Logits (``from_logits=True``, softmax over axis 1) or class
+        probabilities, class axis at position 1 as in
+        ``torch.nn.functional.cross_entropy``; any device, any float dtype.
+    target : torch.Tensor of shape (N,) or (N, ...)
+        Integer class indices in ``0..C-1``.
+    weights : None, 'none', 'linear', 'quadratic' or (C, C) array/tensor
+        Disagreement weights (see :func:`fastkappa.weight_matrix`); QWK by
+        default.
+    form : {'log', 'linear'}
+        ``'log'`` is de la Torre et al.'s ``log(sum w O / sum w E)``, that is
+        ``log(1 - kappa_soft)`` (-> -inf as kappa_soft -> 1); ``'linear'`` is
+        ``1 - kappa_soft`` (0 at perfect agreement, 1 at chance).
+    from_logits : bool, default True
+        Apply a softmax over axis 1 first; False when ``input`` already holds
+        probabilities (rows summing to 1).
+    n_classes : int, optional
+        The number of classes, checked against ``C``.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar (float32, or float64 for float64 input) with autograd.
+
+    Warns
+    -----
+    UndefinedKappaWarning
+        When every target of the batch is in one class (or the expected
+        disagreement is zero): the loss is then constant with zero gradient
+        (see the module notes).
+
+    References
+    ----------
+    .. [1] J. de la Torre, D. Puig, A. Valls, "Weighted kappa loss function for
+       multi-class classification of ordinal data in deep learning", Pattern
+       Recognition Letters 105 (2018) 144-154.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fastkappa.torch import kappa_loss
+    >>> logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 1.5, 0.2], [-1.0, 0.3, 2.5]],
+    ...                       requires_grad=True)
+    >>> target = torch.tensor([0, 1, 2])
+    >>> loss = kappa_loss(logits, target)
+    >>> loss.backward()
+    >>> round(loss.item(), 4), logits.grad.shape
+    (-1.5354, torch.Size([3, 3]))
+    """
+    if form not in FORMS:
+        raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
+    scores, y = _rows(input, target)
+    n, c = scores.shape
+    if n_classes is not None and n_classes != c:
+        raise ValueError(
+            f"`n_classes`={n_classes} but `input` has {c} classes along axis 1; they must "
+            "agree (one score per class).")
+    if n == 0:
+        raise ValueError("`input` and `target` are empty; the loss needs at least one row.")
+    lo, hi = int(y.min()), int(y.max())
+    if lo < 0 or hi >= c:
+        bad = lo if lo < 0 else hi
+        raise ValueError(
+            f"`target` holds class index {bad}, outside 0..{c - 1} for {c} classes; targets "
+            "must be class indices into axis 1 of `input`.")
+    dtype = _compute_dtype(scores)
+    with torch.autocast(device_type=scores.device.type, enabled=False):
+        s = scores.to(dtype)
+        p = torch.softmax(s, dim=1) if from_logits else s
+        w = _weight_tensor(weights, c, dtype, p.device)
+        rows = torch.bincount(y, minlength=c).to(dtype)  # r_k
+        if int((rows > 0).sum()) < 2:
+            return _undefined(input, 0.0 if form == "log" else 1.0,
+                              f"every target is class {lo}")
+        soft = torch.zeros((c, c), dtype=dtype, device=p.device).index_add_(0, y, p)  # O
+        cols = p.sum(dim=0)  # c_j
+        observed = (w * soft).sum()
+        expected = rows @ w @ cols / n
+        if not bool(expected > 0):
+            return _undefined(input, 0.0 if form == "log" else 1.0,
+                              "the expected disagreement is zero")
+        if form == "linear":
+            return observed / expected
+        # log(0) only for a perfect one-hot batch; the clamp keeps it finite
+        tiny = torch.finfo(dtype).tiny
+        return torch.log(observed.clamp_min(tiny)) - torch.log(expected)
+
+
+class KappaLoss(torch.nn.Module):
+    """:func:`kappa_loss` as a ``torch.nn.Module`` (options fixed at construction).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fastkappa.torch import KappaLoss
+    >>> criterion = KappaLoss(weights="quadratic", form="linear")
+    >>> criterion
+    KappaLoss(weights='quadratic', form='linear', from_logits=True)
+    >>> loss = criterion(torch.randn(8, 5), torch.arange(8) % 5)
+    >>> loss.shape
+    torch.Size([])
+    """
+
+    def __init__(self, *, weights: Any = "quadratic", form: str = "log",
+                 from_logits: bool = True, n_classes: int | None = None) -> None:
+        super().__init__()
+        if form not in FORMS:
+            raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
+        if not _weights.is_named(weights) and n_classes is not None:
+            _weights.weight_matrix(n_classes, weights)  # fail at construction
+        self.weights = weights
+        self.form = form
+        self.from_logits = from_logits
+        self.n_classes = n_classes
+
+    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return kappa_loss(input, target, weights=self.weights, form=self.form,
+                          from_logits=self.from_logits, n_classes=self.n_classes)
+
+    def extra_repr(self) -> str:
+        w = self.weights if self.weights is None or isinstance(self.weights, str) else "custom"
+        return f"weights={w!r}, form={self.form!r}, from_logits={self.from_logits}"
+
+
+def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """``1 - continuous QWK`` of a regression head: differentiable, in [0, 2].
+
+    Continuous QWK is Lin's concordance correlation (see
+    :func:`fastkappa.continuous_qwk`); with ``mse = mean((pred - target)**2)``
+    and ``cov`` the population covariance, ``1 - qwk = mse / (mse + 2 cov)``.
+    Train on it, then cut the scores into grades with
+    :func:`fastkappa.optimize_thresholds`.
+
+    Parameters
+    ----------
+    pred : torch.Tensor of shape (N,) or (N, ...)
+        Real-valued predictions ((N, 1) heads are fine).
+    target : torch.Tensor of the same number of elements
+        Grades (integers or floats), used as numbers.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar with autograd (float32, or float64 for float64 input). A
+        constant ``target`` gives the constant 1 with zero gradient and an
+        :class:`fastkappa.UndefinedKappaWarning` (no signal in that batch).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fastkappa.torch import continuous_qwk_loss
+    >>> pred = torch.tensor([1.2, 1.9, 3.3, 3.6], requires_grad=True)
+    >>> round(continuous_qwk_loss(pred, torch.tensor([1, 2, 3, 4])).item(), 6)
+    0.033708
+    """
+    if not isinstance(pred, torch.Tensor) or not isinstance(target, torch.Tensor):
+        raise ValueError("`pred` and `target` must be torch tensors.")
+    if pred.numel() != target.numel():
+        raise ValueError(
+            f"`pred` and `target` must have as many elements; got shapes "
+            f"{tuple(pred.shape)} and {tuple(target.shape)}.")
+    if pred.numel() == 0:
+        raise ValueError("`pred` and `target` are empty; the loss needs at least one row.")
+    dtype = _compute_dtype(pred)
+    with torch.autocast(device_type=pred.device.type, enabled=False):
+        s = pred.reshape(-1).to(dtype)
+        t = target.reshape(-1).to(device=s.device, dtype=dtype)
+        dt = t - t.mean()
+        if not bool((dt != 0).any()):
+            warnings.warn(
+                "continuous_qwk_loss: every target is the same value; continuous QWK is 0 "
+                "whatever the predictions, so the loss is the constant 1 with zero "
+                "gradient. Use larger or stratified batches.",
+                UndefinedKappaWarning, stacklevel=2)
+            return pred.sum() * 0.0 + 1.0
+        mse = torch.mean((s - t) ** 2)
+        cov = torch.mean(dt * s)  # = mean(dt * (s - mean(s))), as sum(dt) = 0
+        return mse / (mse + 2.0 * cov)

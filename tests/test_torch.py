@@ -1,0 +1,275 @@
+"""fastkappa.torch: soft kappa losses, checked against autograd and the hard kappa.
+
+Oracles: torch.autograd.gradcheck (finite differences in float64) for the
+gradients; fastkappa.cohen_kappa / continuous_qwk (themselves checked against
+scikit-learn and brute force) for the values on one-hot probabilities; a
+plain NumPy transcription of the formula for soft probabilities.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastkappa as fk
+
+torch = pytest.importorskip("torch")
+fkt = pytest.importorskip("fastkappa.torch")
+
+K = 5
+CUSTOM = np.array([[0, 1, 3, 3, 3], [1, 0, 1, 3, 3], [2, 1, 0, 1, 3], [2, 2, 1, 0, 1],
+                   [2, 2, 2, 1, 0]], dtype=float)  # asymmetric, non-polynomial
+WEIGHTS = [None, "none", "linear", "quadratic", CUSTOM]
+IDS = ["None", "none", "linear", "quadratic", "custom"]
+
+
+def _batch(n=12, k=K, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(n, k, generator=g, dtype=dtype)
+    target = torch.randint(0, k, (n,), generator=g)
+    target[:2] = torch.tensor([0, k - 1])  # at least two classes
+    return logits, target
+
+
+def _numpy_soft_kappa(p, y, w):
+    """The formula of DESIGN.md, transcribed with loops."""
+    n, k = p.shape
+    o = np.zeros((k, k))
+    for i in range(n):
+        o[y[i]] += p[i]
+    e = np.outer(o.sum(axis=1), o.sum(axis=0)) / n
+    return (w * o).sum() / (w * e).sum()
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=IDS)
+@pytest.mark.parametrize("form", ["log", "linear"])
+@pytest.mark.parametrize("from_logits", [True, False])
+def test_gradcheck(weights, form, from_logits):
+    logits, target = _batch()
+    x = logits if from_logits else torch.softmax(logits, 1)
+    x = x.detach().requires_grad_(True)
+    assert torch.autograd.gradcheck(
+        lambda z: fkt.kappa_loss(z, target, weights=weights, form=form,
+                                 from_logits=from_logits), (x,), eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=IDS)
+def test_value_matches_formula_on_soft_probabilities(weights):
+    logits, target = _batch(n=40, seed=3)
+    p = torch.softmax(logits, 1).numpy()
+    w = fk.weight_matrix(K, weights)
+    ratio = _numpy_soft_kappa(p, target.numpy(), w)
+    lin = fkt.kappa_loss(logits, target, weights=weights, form="linear")
+    log = fkt.kappa_loss(logits, target, weights=weights)
+    assert lin.item() == pytest.approx(ratio, rel=1e-13)
+    assert log.item() == pytest.approx(np.log(ratio), rel=1e-13)
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=IDS)
+def test_one_hot_equals_hard_kappa(weights):
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, K, 500)
+    p = np.clip(t + rng.integers(-2, 3, 500), 0, K - 1)
+    hard = fk.cohen_kappa(t, p, weights=weights, n_classes=K)
+    onehot = torch.nn.functional.one_hot(torch.from_numpy(p), K).to(torch.float64)
+    target = torch.from_numpy(t)
+    lin = fkt.kappa_loss(onehot, target, weights=weights, form="linear", from_logits=False)
+    log = fkt.kappa_loss(onehot, target, weights=weights, form="log", from_logits=False)
+    assert abs(lin.item() - (1 - hard)) < 1e-12
+    assert abs(log.item() - np.log(1 - hard)) < 1e-12
+
+
+def test_spatial_equals_flattened():
+    g = torch.Generator().manual_seed(7)
+    logits = torch.randn(3, K, 4, 6, generator=g, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(0, K, (3, 4, 6), generator=g)
+    flat = logits.detach().movedim(1, -1).reshape(-1, K).requires_grad_(True)
+    a = fkt.kappa_loss(logits, target)
+    b = fkt.kappa_loss(flat, target.reshape(-1))
+    assert a.item() == pytest.approx(b.item(), rel=1e-14)
+    for dtype in (torch.uint8, torch.int32):  # mask dtypes
+        assert fkt.kappa_loss(logits, target.to(dtype)).item() == a.item()
+    a.backward()
+    b.backward()
+    torch.testing.assert_close(logits.grad.movedim(1, -1).reshape(-1, K), flat.grad)
+
+
+def test_module_equals_function():
+    logits, target = _batch(n=30, seed=11)
+    for kw in ({}, {"weights": "linear", "form": "linear"},
+               {"weights": CUSTOM, "n_classes": K}):
+        module = fkt.KappaLoss(**kw)
+        assert isinstance(module, torch.nn.Module)
+        assert module(logits, target).item() == fkt.kappa_loss(logits, target, **kw).item()
+    assert "weights='custom'" in repr(fkt.KappaLoss(weights=CUSTOM))
+
+
+def test_batch_of_two_and_training_step():
+    logits = torch.tensor([[3.0, 0.0, -2.0], [0.0, 0.0, 4.0]], requires_grad=True)
+    loss = fkt.kappa_loss(logits, torch.tensor([0, 2]))
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(logits.grad).all()
+    # a few SGD steps on a fixed batch lower the loss and raise the hard QWK
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 4, generator=g)
+    y = (x[:, 0] * 1.5 + 2).round().clamp(0, 4).long()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 5)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+
+    def qwk():
+        return fk.cohen_kappa(y.numpy(), model(x).argmax(1).numpy(), weights="quadratic",
+                              n_classes=5)
+
+    before, first = qwk(), None
+    for _ in range(60):
+        opt.zero_grad()
+        loss = fkt.kappa_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        first = loss.item() if first is None else first
+    assert loss.item() < first - 1.0
+    assert qwk() > max(before + 0.3, 0.7)  # 0.82 with this seed (0.76 to 0.88 over seeds)
+
+
+@pytest.mark.parametrize("form", ["log", "linear"])
+def test_single_class_batch_warns_and_has_zero_gradient(form):
+    logits = torch.randn(6, K, dtype=torch.float64, requires_grad=True)
+    with pytest.warns(fk.UndefinedKappaWarning, match="every target is class 2"):
+        loss = fkt.kappa_loss(logits, torch.full((6,), 2), form=form)
+    assert loss.item() == (0.0 if form == "log" else 1.0)
+    loss.backward()
+    assert torch.equal(logits.grad, torch.zeros_like(logits))
+
+
+def test_zero_expected_disagreement_warns():
+    # one-hot probabilities all in class 0, two target classes, weights that never
+    # penalise predicting 0: expected disagreement zero
+    w = np.array([[0.0, 1.0], [0.0, 0.0]])
+    p = torch.tensor([[1.0, 0.0], [1.0, 0.0]], requires_grad=True)
+    with pytest.warns(fk.UndefinedKappaWarning, match="expected disagreement is zero"):
+        loss = fkt.kappa_loss(p, torch.tensor([0, 1]), weights=w, from_logits=False)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.equal(p.grad, torch.zeros_like(p))
+
+
+def test_perfect_one_hot_log_is_finite():
+    p = torch.eye(3, dtype=torch.float64, requires_grad=True)
+    loss = fkt.kappa_loss(p, torch.arange(3), from_logits=False)
+    assert torch.isfinite(loss) and loss.item() < -700
+    loss.backward()
+    assert torch.isfinite(p.grad).all()
+    # saturated logits (softmax rounds to one-hot in float32): finite value and gradient
+    logits = (torch.eye(3) * 200).requires_grad_(True)
+    for form in ("log", "linear"):
+        loss = fkt.kappa_loss(logits, torch.arange(3), form=form)
+        loss.backward()
+        assert torch.isfinite(loss) and torch.isfinite(logits.grad).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_and_autocast(dtype):
+    g = torch.Generator().manual_seed(2)
+    logits64 = torch.randn(4096, K, generator=g, dtype=torch.float64) * 8
+    target = torch.randint(0, K, (4096,), generator=g)
+    ref = fkt.kappa_loss(logits64.to(dtype).to(torch.float64), target).item()
+    x = logits64.to(dtype).requires_grad_(True)
+    loss = fkt.kappa_loss(x, target)
+    assert loss.dtype == torch.float32
+    # float32 accumulation over 4096 rows: the ratio to ~1e-6, not the 1e-3 of half precision
+    assert loss.item() == pytest.approx(ref, abs=1e-5)
+    loss.backward()
+    assert x.grad.dtype == dtype and torch.isfinite(x.grad.float()).all()
+    layer = torch.nn.Linear(K, K).to(torch.float32)
+    with torch.autocast("cpu", dtype=dtype):
+        out = layer(logits64.float())
+        assert out.dtype == dtype
+        loss = fkt.kappa_loss(out, target, form="linear")
+    assert torch.isfinite(loss) and loss.dtype == torch.float32
+    loss.backward()
+    assert torch.isfinite(layer.weight.grad).all()
+    small = fkt.kappa_loss(torch.tensor([[9.0, -9.0], [-9.0, 9.0]], dtype=dtype),
+                           torch.tensor([0, 1]))
+    assert torch.isfinite(small)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"form": "square"}, r"`form` must be 'log' or 'linear'; got 'square'"),
+    ({"weights": "cubic"}, r"`weights` must be None, 'linear', 'quadratic'"),
+    ({"n_classes": 4}, r"`n_classes`=4 but `input` has 5 classes along axis 1"),
+    ({"weights": np.ones((3, 3))}, r"shape \(K, K\) = \(5, 5\)"),
+])
+def test_option_errors(kwargs, match):
+    logits, target = _batch()
+    with pytest.raises(ValueError, match=match):
+        fkt.kappa_loss(logits, target, **kwargs)
+
+
+def test_input_errors():
+    logits, target = _batch()
+    with pytest.raises(ValueError, match=r"`target` holds class index 5, outside 0\.\.4"):
+        fkt.kappa_loss(logits, torch.full((12,), 5))
+    with pytest.raises(ValueError, match=r"`target` holds class index -1"):
+        fkt.kappa_loss(logits, torch.full((12,), -1))
+    with pytest.raises(ValueError, match=r"`target` must have shape \(N, \.\.\.\) = \(12,\)"):
+        fkt.kappa_loss(logits, target[:5])
+    with pytest.raises(ValueError, match=r"integer class indices.*continuous_qwk_loss"):
+        fkt.kappa_loss(logits, target.double())
+    with pytest.raises(ValueError, match=r"\(N, C\) or \(N, C, \.\.\.\).*continuous_qwk_loss"):
+        fkt.kappa_loss(logits[:, 0], target)
+    with pytest.raises(ValueError, match="must be torch tensors"):
+        fkt.kappa_loss(logits.numpy(), target)
+    with pytest.raises(ValueError, match="empty"):
+        fkt.kappa_loss(logits[:0], target[:0])
+    with pytest.raises(ValueError, match=r"`form` must be 'log' or 'linear'"):
+        fkt.KappaLoss(form="exp")
+
+
+# --------------------------------------------------------------------------- continuous
+
+
+def test_continuous_qwk_loss_value_and_gradcheck():
+    rng = np.random.default_rng(9)
+    t = rng.integers(0, 5, 200).astype(float)
+    s = t + rng.normal(0, 0.8, 200) + 0.3
+    loss = fkt.continuous_qwk_loss(torch.from_numpy(s), torch.from_numpy(t))
+    assert loss.item() == pytest.approx(1 - fk.continuous_qwk(t, s), rel=1e-12)
+    x = torch.from_numpy(s[:20]).requires_grad_(True)
+    y = torch.from_numpy(t[:20])
+    assert torch.autograd.gradcheck(lambda z: fkt.continuous_qwk_loss(z, y), (x,))
+    # (N, 1) heads and integer targets
+    head = torch.from_numpy(s).reshape(-1, 1)
+    assert fkt.continuous_qwk_loss(head, torch.from_numpy(t).long()).item() == pytest.approx(
+        loss.item(), rel=1e-12)
+
+
+def test_continuous_qwk_loss_constant_target_and_errors():
+    x = torch.tensor([0.5, 1.5, 2.0], requires_grad=True)
+    with pytest.warns(fk.UndefinedKappaWarning, match="every target is the same value"):
+        loss = fkt.continuous_qwk_loss(x, torch.tensor([2, 2, 2]))
+    loss.backward()
+    assert loss.item() == 1.0 and torch.equal(x.grad, torch.zeros(3))
+    with pytest.raises(ValueError, match=r"as many elements; got shapes \(3,\) and \(2,\)"):
+        fkt.continuous_qwk_loss(x, torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="empty"):
+        fkt.continuous_qwk_loss(x[:0], torch.tensor([]))
+    # batch of two: finite gradient
+    y = torch.tensor([0.2, 0.4], requires_grad=True)
+    fkt.continuous_qwk_loss(y, torch.tensor([0, 1])).backward()
+    assert torch.isfinite(y.grad).all()
+
+
+def test_import_fastkappa_does_not_import_torch():
+    code = ("import sys, fastkappa; assert 'torch' not in sys.modules, 'torch imported'; "
+            "import fastkappa.torch; assert 'torch' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_missing_torch_names_the_extra():
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "try:\n    import fastkappa.torch\nexcept ImportError as e:\n"
+            "    assert 'fastkappa[torch]' in str(e), e\nelse:\n    raise SystemExit(1)")
+    subprocess.run([sys.executable, "-c", code], check=True)
