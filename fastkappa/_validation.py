@@ -363,9 +363,41 @@ def check_nan_policy(nan_policy: str) -> str:
     return nan_policy
 
 
+def check_ignore_index(ignore_index):
+    """``ignore_index`` as a plain Python value that compares by value.
+
+    Labels are matched by value whatever their dtype: ``True`` is 1, ``1.0``
+    is 1 (so ``ignore_index=True`` drops the ``True`` rows of a bool array and
+    ``-1.0`` the ``-1`` rows of an int array); NaN equals nothing and is an
+    error pointing to ``nan_policy``.
+    """
+    if ignore_index is None:
+        return None
+    v = ignore_index
+    if not (np.isscalar(v) and not isinstance(v, bytes)):
+        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
+    if isinstance(v, (bool, np.bool_, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            raise ValueError(
+                "`ignore_index` is NaN, which equals no label; to drop rows holding "
+                "missing values pass nan_policy='omit' instead.")
+        return int(v) if float(v).is_integer() else float(v)
+    if isinstance(v, np.str_):
+        return str(v)
+    return v
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, np.ma.MaskedArray):
+        if np.ma.getmaskarray(sample_weight).any():
+            raise ValueError(
+                "`sample_weight` is a masked array with masked entries; a weight cannot be "
+                "missing. Fill them (e.g. .filled(0) to give those rows no weight).")
+        sample_weight = np.ma.getdata(sample_weight)
     if isinstance(sample_weight, np.ndarray) and sample_weight.dtype.kind in "biuf" and (
             sample_weight.ndim == 1 or sample_weight.shape[1:] == (1,)):
         # weights are plain numbers: no label rules (uint64 above 2**63 is a fine weight)
@@ -398,11 +430,20 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     return w
 
 
+def check_class_count(k: int, what: str) -> int:
+    """``k`` classes, checked against :data:`MAX_CLASSES` before anything is allocated."""
+    if k > MAX_CLASSES:
+        raise ValueError(
+            f"`{what}` declares {k} classes, more than the {MAX_CLASSES} a confusion "
+            "matrix supports here; are these really class labels?")
+    return k
+
+
 def _check_labels(labels, n_classes):
     if labels is not None and n_classes is not None:
         raise ValueError("pass either `labels` or `n_classes`, not both.")
     if n_classes is not None:
-        k = _weights._check_n_classes(n_classes)
+        k = check_class_count(_weights._check_n_classes(n_classes), "n_classes")
         return np.arange(k, dtype=np.int64), "num"
     if labels is None:
         return None, None
@@ -425,6 +466,7 @@ def _check_labels(labels, n_classes):
         raise ValueError("`labels` must be a 1-D list of class labels.")
     if len(arr) == 0:
         raise ValueError("`labels` must hold at least one class.")
+    check_class_count(len(arr), "labels")
     uniq = set(arr.tolist())
     if len(uniq) != len(arr):
         raise ValueError("`labels` must not repeat a class.")
@@ -500,15 +542,16 @@ def _observed_values(cols, ignore_index, kind: str) -> np.ndarray:
         o = np.asarray(o, dtype=np.float64) if o.dtype == object else o
         if ignore_index is not None:
             o = o[o != ignore_index]
+        if o.dtype.kind == "f" and np.array_equal(o, np.round(o)) and (
+                o.size == 0 or float(np.abs(o).max()) < 2**63):
+            o = o.astype(np.int64)  # whole floats join integers as integers: exact
         pieces.append(o)
     if not pieces:
         return np.empty(0, dtype=np.int64)
-    allv = np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) if p_.dtype.kind == "f"
-                                     else p_ for p_ in pieces]))
-    if allv.dtype.kind == "f" and np.array_equal(allv, np.round(allv)) and (
-            allv.size == 0 or float(np.abs(allv).max()) < 2**53):
-        allv = allv.astype(np.int64)
-    return allv
+    if all(p_.dtype.kind in "iu" for p_ in pieces):
+        # integers never pass through float64 (it merges neighbours beyond 2**53)
+        return np.unique(np.concatenate([p_.astype(np.int64, copy=False) for p_ in pieces]))
+    return np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) for p_ in pieces]))
 
 
 # --------------------------------------------------------------------------- sides
@@ -651,11 +694,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if n == 0:
         raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
     sw = check_sample_weight(sample_weight, n)
-    if ignore_index is not None and not (np.isscalar(ignore_index) and not isinstance(
-            ignore_index, bytes)):
-        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
-    if isinstance(ignore_index, (float, np.floating)) and float(ignore_index).is_integer():
-        ignore_index = int(ignore_index)  # -1.0 drops the rows -1 drops, whatever the data
+    ignore_index = check_ignore_index(ignore_index)
     declared, kind = _check_labels(labels, n_classes)
     for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:
@@ -760,3 +799,87 @@ def contiguous_int_classes(enc: EncodedPair) -> int | None:
     if c[-1] - c[0] == len(c) - 1 and np.all(np.diff(c) == 1):
         return int(c[0])
     return None
+
+
+# --------------------------------------------------------------------------- row ids
+
+
+def id_codes(ids, n_input: int, name: str) -> np.ndarray:
+    """Codes of per-row ids (``clusters``, ``groups``): equal ids share a code
+    (by value, like labels), missing ids (NaN, None, pd.NA, Arrow nulls) are -1.
+
+    Accepts every container labels accept (lists, NumPy, pandas, polars,
+    pyarrow, chunked arrays...).
+    """
+    col = as_column(ids, name)
+    if isinstance(col, MatrixColumn):
+        raise ValueError(
+            f"`{name}` must be a 1-D array of ids, one per row; got shape "
+            f"{col.values.shape}.")
+    if _length(col) != n_input:
+        raise ValueError(
+            f"`{name}` must have one id per row: got {_length(col)} ids for {n_input} rows.")
+    if isinstance(col, FloatColumn):
+        col = _float_codes(col, name, require_whole=False)
+    if isinstance(col, CodesColumn):
+        return np.asarray(col.codes, dtype=np.int64)
+    v = col.values
+    if not len(v):
+        return np.empty(0, dtype=np.int64)
+    lo, hi = minmax(v)
+    if hi - lo < LUT_RANGE_MAX:
+        return np.asarray(v, dtype=np.int64) - lo
+    return np.unique(v, return_inverse=True)[1].astype(np.int64)
+
+
+def missing_id_rows(codes: np.ndarray, nan_policy: str, name: str) -> np.ndarray | None:
+    """Rows to keep when some ids are missing and ``nan_policy='omit'`` (else None);
+    an error naming ``nan_policy`` under ``'raise'``."""
+    missing = codes < 0
+    if not missing.any():
+        return None
+    if nan_policy != "omit":
+        raise ValueError(
+            f"`{name}` holds {_rows(missing.sum())} with a missing id (NaN/None/null); "
+            "give every row an id, or pass nan_policy='omit' to drop those rows.")
+    return ~missing
+
+
+def n_rows(x, name: str) -> int:
+    """Number of rows of a labels argument (no copy for arrays)."""
+    return _length(as_column(x, name))
+
+
+def omit_missing_ids(ids, name: str, nan_policy: str, arrays: dict) -> tuple:
+    """Apply ``nan_policy`` to missing ``ids`` (clusters, groups) of the rows.
+
+    ``arrays`` maps argument names to the row-aligned arguments (``y_true``
+    first; None entries are passed through).  Returns ``(ids, arrays)``,
+    restricted to the rows with an id when ``nan_policy='omit'``.
+    """
+    if ids is None:
+        return ids, arrays
+    first = next(iter(arrays))
+    codes = id_codes(ids, n_rows(arrays[first], first), name)
+    rows = missing_id_rows(codes, nan_policy, name)
+    if rows is None:
+        return ids, arrays
+    if not rows.any():
+        raise ValueError(f"every row has a missing id in `{name}`; no row is left to score.")
+    out = {}
+    for k, v in arrays.items():
+        if isinstance(v, dict):  # compare's predictions
+            out[k] = {m: take_rows(p, rows, f"{k}[{m!r}]") for m, p in v.items()}
+        else:
+            out[k] = take_rows(v, rows, k)
+    return take_rows(ids, rows, name), out
+
+
+def take_rows(x, rows: np.ndarray | None, name: str):
+    """``x`` (any labels/scores/weights container, or None) restricted to ``rows``."""
+    if x is None or rows is None:
+        return x
+    col = as_column(x, name)
+    if isinstance(col, CodesColumn):
+        return CodesColumn(col.codes[rows], col.categories, col.ordered, col.kind)
+    return type(col)(col.values[rows])

@@ -244,9 +244,19 @@ def _check_confusion(confusion) -> np.ndarray:
         raise ValueError("`confusion` must be finite; it holds nan or inf.")
     if np.any(o < 0):
         raise ValueError("`confusion` must be non-negative counts.")
-    if not o.sum() > 0:
+    if not o.any():  # not a sum: int64 sums of big tables overflow
         raise ValueError("`confusion` is all zeros; kappa needs at least one rated pair.")
     return o
+
+
+def total_count(o: np.ndarray) -> int | float:
+    """Exact sum of a checked non-negative table: a Python int for integer
+    tables (never an int64 sum that overflows), a float for float tables."""
+    if o.dtype.kind == "f":
+        return float(o.sum())
+    if float(o.sum(dtype=np.float64)) < 2.0**62:
+        return int(o.astype(np.int64, copy=False).sum())
+    return sum(int(v) for v in o.ravel().tolist())
 
 
 def kappa_from_confusion(
