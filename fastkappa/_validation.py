@@ -804,12 +804,13 @@ def contiguous_int_classes(enc: EncodedPair) -> int | None:
 # --------------------------------------------------------------------------- row ids
 
 
-def id_codes(ids, n_input: int, name: str) -> np.ndarray:
-    """Codes of per-row ids (``clusters``, ``groups``): equal ids share a code
-    (by value, like labels), missing ids (NaN, None, pd.NA, Arrow nulls) are -1.
+def id_keys(ids, n_input: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct values of per-row ids (``clusters``, ``groups``).
 
-    Accepts every container labels accept (lists, NumPy, pandas, polars,
-    pyarrow, chunked arrays...).
+    ``keys[codes[i]]`` is row i's id; equal ids (by value, like labels) share
+    a code; missing ids (NaN, None, pd.NA, Arrow nulls) get -1.  Accepts
+    every container labels accept (lists, NumPy, pandas, polars, pyarrow,
+    chunked arrays...).
     """
     col = as_column(ids, name)
     if isinstance(col, MatrixColumn):
@@ -822,14 +823,20 @@ def id_codes(ids, n_input: int, name: str) -> np.ndarray:
     if isinstance(col, FloatColumn):
         col = _float_codes(col, name, require_whole=False)
     if isinstance(col, CodesColumn):
-        return np.asarray(col.codes, dtype=np.int64)
-    v = col.values
-    if not len(v):
-        return np.empty(0, dtype=np.int64)
-    lo, hi = minmax(v)
-    if hi - lo < LUT_RANGE_MAX:
-        return np.asarray(v, dtype=np.int64) - lo
-    return np.unique(v, return_inverse=True)[1].astype(np.int64)
+        return np.asarray(col.codes, dtype=np.int64), np.asarray(col.categories)
+    keys, codes = np.unique(col.values, return_inverse=True)
+    return codes.astype(np.int64).reshape(-1), keys
+
+
+def id_codes(ids, n_input: int, name: str) -> np.ndarray:
+    """Codes of per-row ids, -1 for missing (see :func:`id_keys`); no sort for
+    integer ids spanning a moderate range."""
+    col = as_column(ids, name)
+    if isinstance(col, IntColumn) and _length(col) == n_input and len(col.values):
+        lo, hi = minmax(col.values)
+        if hi - lo < LUT_RANGE_MAX:
+            return np.asarray(col.values, dtype=np.int64) - lo
+    return id_keys(col, n_input, name)[0]
 
 
 def missing_id_rows(codes: np.ndarray, nan_policy: str, name: str) -> np.ndarray | None:

@@ -211,6 +211,14 @@ def compare(
                          "fastkappa.kappa_ci for one model.")
     if any(not isinstance(nm, str) for nm in names):
         raise ValueError("model names (the keys of `predictions`) must be strings.")
+    shown: dict[str, str] = {}
+    for nm in names:
+        key = " ".join(nm.split())
+        if key in shown:
+            raise ValueError(
+                f"model names {shown[key]!r} and {nm!r} differ only in whitespace, so they "
+                "would print as the same model; rename one of them.")
+        shown[key] = nm
     if reference is not None and reference not in predictions:
         raise ValueError(f"`reference` {reference!r} is not one of the models {names}.")
     if p_adjust not in P_ADJUST:
