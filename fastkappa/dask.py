@@ -52,12 +52,7 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         "pip install fastkappa[dask]") from _err
 
 from ._validation import check_ignore_index, check_nan_policy, id_keys
-from .bootstrap import (
-    _kappa_ci_iv,
-    kappa_ci_from_confusion,
-    resolve_seed,
-    seed_record,
-)
+from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
 from .streaming import CohenKappa
 
@@ -447,24 +442,14 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
 
     from . import _weights
     from .exceptions import UndefinedKappaWarning
-    from .groups import KappaByGroup
+    from .groups import KappaByGroup, group_interval_iv
 
-    if ci is not None:
-        if method is not None:
-            raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
-        warnings.warn("`ci` is deprecated and will be removed in the next release; pass "
-                      "`method` instead (the same values).", FutureWarning, stacklevel=2)
-        method = ci
+    method, confidence_level, n_resamples, seq = group_interval_iv(
+        method, ci, confidence_level, n_resamples, seed)
     if method is not None and sample_weight is not None:
         raise ValueError(
             "per-group intervals with `sample_weight` resample the weighted rows; use "
             "fastkappa.kappa_by_group on in-memory data for them.")
-    if method is not None:
-        method, confidence_level, n_resamples, seq = _kappa_ci_iv(
-            method, confidence_level, n_resamples, seed)
-    else:
-        resolve_seed(seed)
-        seq = None
     inputs = _inputs(ignore_index, nan_policy, thresholds)
     spec = _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,

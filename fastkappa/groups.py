@@ -161,6 +161,26 @@ def _count_groups(enc, gv, goff, glut, g: int):
     return flat.sum(axis=0).reshape(g + 1, s, s), wflat.sum(axis=0).reshape(g + 1, s, s)
 
 
+def group_interval_iv(method, ci, confidence_level, n_resamples, seed):
+    """Interval options of ``kappa_by_group`` (here and in ``fastkappa.dask``).
+
+    ``ci`` is the deprecated alias of ``method`` (a FutureWarning). Returns
+    ``(method, confidence_level, n_resamples, seed_sequence)``; without a
+    method the seed is still checked (the one message for a bad seed) and
+    the sequence is None: nothing is drawn.
+    """
+    if ci is not None:
+        if method is not None:
+            raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
+        warnings.warn("`ci` is deprecated and will be removed in the next release; pass "
+                      "`method` instead (the same values).", FutureWarning, stacklevel=3)
+        method = ci
+    if method is None:
+        resolve_seed(seed)
+        return None, confidence_level, n_resamples, None
+    return _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+
+
 def kappa_by_group(
     y_true: ArrayLike,
     y_pred: ArrayLike,
@@ -230,21 +250,11 @@ def kappa_by_group(
     >>> res["b"].kappa
     0.5
     """
-    if ci is not None:
-        if method is not None:
-            raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
-        warnings.warn("`ci` is deprecated and will be removed in the next release; pass "
-                      "`method` instead (the same values).", FutureWarning, stacklevel=2)
-        method = ci
-    if method is not None:
-        method, confidence_level, n_resamples, seq = _kappa_ci_iv(
-            method, confidence_level, n_resamples, seed)
-    else:
-        if clusters is not None:
-            raise ValueError("`clusters` only changes the intervals; pass `method=` (e.g. "
-                             "'bca') to compute them, or drop `clusters`.")
-        resolve_seed(seed)  # the same check and message as every entry point
-        seq = None
+    method, confidence_level, n_resamples, seq = group_interval_iv(
+        method, ci, confidence_level, n_resamples, seed)
+    if method is None and clusters is not None:
+        raise ValueError("`clusters` only changes the intervals; pass `method=` (e.g. "
+                         "'bca') to compute them, or drop `clusters`.")
     check_nan_policy(nan_policy)
     # iterators are read once: the rows are read again for groups and intervals
     y_true, y_pred, groups, sample_weight, clusters = (
