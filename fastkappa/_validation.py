@@ -36,6 +36,50 @@ def n_chunks_for(n: int) -> int:
     return int(min(64, max(2, n // PARALLEL_MIN_ROWS)))
 
 
+#: bytes the per-chunk partial tables may take beyond half the input's size
+PARTIALS_SLACK = 2 << 20
+
+
+def table_chunks(n: int, table_bytes: int, input_bytes: int) -> int:
+    """Blocks for counting ``n`` rows into per-block tables of ``table_bytes``.
+
+    :func:`n_chunks_for`, capped so that the partial tables together stay
+    below half the input's size plus :data:`PARTIALS_SLACK` (at least one
+    block): with many classes the count runs in fewer blocks (one, serially,
+    at the largest K) instead of allocating chunks x K^2.  Depends on the
+    data's shape only, never on the thread count.
+    """
+    budget = input_bytes // 2 + PARTIALS_SLACK
+    return int(max(1, min(n_chunks_for(n), budget // max(table_bytes, 1))))
+
+
+def sum_partials(parts: np.ndarray, s: int) -> np.ndarray:
+    """(s, s) sum of per-chunk partial tables ``parts`` (chunks, s*s), in chunk order
+    (so float sums never depend on the thread count); no copy for one chunk."""
+    if len(parts) == 1:
+        return parts[0].reshape(s, s)
+    return parts.sum(axis=0).reshape(s, s)
+
+
+def core_table(table: np.ndarray, k: int) -> np.ndarray:
+    """The contiguous (k, k) top-left block of a square table the caller owns.
+
+    Large tables are compacted in place (rows moved to the front of the same
+    buffer) and a view is returned, so counting at large K holds one table,
+    not two; small ones are copied.
+    """
+    s = table.shape[0]
+    if s == k:
+        return table
+    if table.nbytes < (1 << 20) or not table.flags.c_contiguous:
+        return np.ascontiguousarray(table[:k, :k])
+    flat = table.reshape(-1)
+    for i in range(k):
+        # row i moves from offset i*s to i*k <= i*s: never over a row not yet moved
+        flat[i * k:(i + 1) * k] = table[i, :k]
+    return flat[:k * k].reshape(k, k)
+
+
 def _kernels():
     from ._kernels import counting
 
@@ -173,7 +217,6 @@ class EncodedPair:
     """
 
     classes: np.ndarray
-    weights: np.ndarray
     weights_spec: object
     sample_weight: np.ndarray | None
     n_input: int
@@ -187,10 +230,19 @@ class EncodedPair:
     _counts: np.ndarray | None = field(default=None, repr=False)
     _weighted: np.ndarray | None = field(default=None, repr=False)
     _keep: np.ndarray | None = field(default=None, repr=False)
+    _wmat: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(K, K) disagreement weights, built on first use (a confusion matrix alone
+        never allocates them: at large K they are as big as the table)."""
+        if self._wmat is None or self._wmat.shape[0] != self.n_classes:
+            self._wmat = _weights.weight_matrix(self.n_classes, self.weights_spec)
+        return self._wmat
 
     # -- counting ------------------------------------------------------------
     def _count(self) -> None:
@@ -201,59 +253,61 @@ class EncodedPair:
         t, p = self.t, self.p
         n = self.n_input
         direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
+        input_bytes = t.values.nbytes + p.values.nbytes
         if self.sample_weight is None:
+            chunks = table_chunks(n, s * s * 8, input_bytes)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
-                           p.off, p.lut, s, direct)
-            table = flat.sum(axis=0).reshape(s, s)
+                           p.off, p.lut, s, direct, n_chunks=chunks)
+            table = sum_partials(flat, s)
             wtable = None
         else:
+            chunks = table_chunks(n, 2 * s * s * 8, input_bytes + self.sample_weight.nbytes)
             wflat, flat = chunked("_accumulate_confusion_weighted", n, t.values, t.off, t.lut,
-                                  p.values, p.off, p.lut, self.sample_weight, s, direct)
+                                  p.values, p.off, p.lut, self.sample_weight, s, direct,
+                                  n_chunks=chunks)
             # partial sums added in a fixed order: independent of the thread count
-            wtable = wflat.sum(axis=0).reshape(s, s)
-            table = flat.sum(axis=0).reshape(s, s)
+            wtable = sum_partials(wflat, s)
+            table = sum_partials(flat, s)
+        del flat
         self._check_table(table, wtable)
 
     def _check_table(self, table: np.ndarray, wtable: np.ndarray | None) -> None:
         k = self.n_classes
         inv, ign, mis = k, k + 1, k + 2
         t_name, p_name = self.names
-        # a row is dropped when either side is ignored; then when either is missing
-        kept = table.copy()
-        kept[ign, :] = 0
-        kept[:, ign] = 0
-        n_missing = int(kept[mis, :].sum() + kept[:, mis].sum() - kept[mis, mis])
+        # a row is dropped when either side is ignored; then when either is missing.
+        # Read from the slot rows and columns only: no copy of a (possibly huge) table
+        row_mis = int(table[mis, :].sum()) - int(table[mis, ign])
+        col_mis = int(table[:, mis].sum()) - int(table[ign, mis])
+        n_missing = row_mis + col_mis - int(table[mis, mis])
         if n_missing and self.nan_policy == "raise":
             which = []
-            if kept[mis, :].sum():
+            if row_mis:
                 which.append(t_name)
-            if kept[:, mis].sum():
+            if col_mis:
                 which.append(p_name)
             raise ValueError(
                 f"{_rows(n_missing)} hold a missing value (NaN/None) in "
                 f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
                 "drop those rows."
             )
-        kept[mis, :] = 0
-        kept[:, mis] = 0
-        if kept[inv, :].sum():
+        if int(table[inv, :].sum()) - int(table[inv, ign]) - int(table[inv, mis]):
             self._raise_invalid(0)
-        if kept[:, inv].sum():
+        if int(table[:, inv].sum()) - int(table[ign, inv]) - int(table[mis, inv]):
             self._raise_invalid(1)
-        core = np.ascontiguousarray(table[:k, :k])
-        if core.sum() == 0:
+        if not table[:k, :k].any():
             raise ValueError(
                 "no rows left to score"
-                + (" after dropping ignored and missing rows" if table.sum() else "")
+                + (" after dropping ignored and missing rows" if table.any() else "")
                 + "; kappa needs at least one labelled pair."
             )
+        core = core_table(table, k)
         if wtable is not None:
-            wcore = np.ascontiguousarray(wtable[:k, :k])
-            if not wcore.sum() > 0:
+            if not wtable[:k, :k].sum() > 0:
                 raise ValueError(
                     "`sample_weight` is zero on every scored row; at least one row needs "
                     "a positive weight.")
-            self._weighted = wcore
+            self._weighted = core_table(wtable, k)
         if self.compressible:
             self._compress(core)
             core = self._counts_pending
@@ -265,8 +319,10 @@ class EncodedPair:
         Only callers of ``encode_pair(..., defer_count=True)`` that count
         themselves (and pass the table to ``_check_table``) call this.
         """
-        if self.weights.shape[0] != self.n_classes or not _weights.is_named(self.weights_spec):
-            self.weights = _weights.weight_matrix(self.n_classes, self.weights_spec)
+        if self._wmat is not None and self._wmat.shape[0] != self.n_classes:
+            self._wmat = None  # named weights: rebuilt for the final classes on use
+        if not _weights.is_named(self.weights_spec):
+            self._wmat = _weights.weight_matrix(self.n_classes, self.weights_spec)
 
     def _compress(self, core: np.ndarray) -> None:
         """Keep only the classes observed in the scored rows (scikit-learn's rule)."""
@@ -776,13 +832,15 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
             "confusion matrix supports here; are these really class labels?")
     if kind == "str":
         classes = np.asarray(classes, dtype=object)
-    # with provisional classes, a custom matrix is checked against the final ones
-    wmat = _weights.weight_matrix(
-        len(classes), weights if (not compressible or _weights.is_named(weights)) else None)
+    # named weights are built on first use; a custom matrix is checked now (against
+    # the final classes when these are provisional)
+    wmat = None
+    if not _weights.is_named(weights) and not compressible:
+        wmat = _weights.weight_matrix(len(classes), weights)
     tside = _side_for(tcol, classes, kind, ignore_index, t_name)
     pside = _side_for(pcol, classes, kind, ignore_index, p_name)
     enc = EncodedPair(
-        classes=classes, weights=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
+        classes=classes, _wmat=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
         compressible=compressible, has_ignore=ignore_index is not None)
     if compressible and not defer_count:

@@ -86,7 +86,7 @@ def confusion_matrix(
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds)
-    return enc.confusion().copy()
+    return enc.confusion()  # the encoding is ours alone: no copy of a (K, K) table
 
 
 def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
@@ -187,7 +187,7 @@ def cohen_kappa(
     if isinstance(weights, str) and weights == "quadratic":
         terms = _quadratic_fast(enc)
     if terms is None:
-        terms = _weights.kappa_terms(enc.confusion(), enc.weights)
+        terms = _weights.kappa_terms_named(enc.confusion(), enc.weights_spec)
     return _weights.finish_kappa(*terms, replace_undefined_by)
 
 
@@ -277,5 +277,7 @@ def kappa_from_confusion(
     0.4842
     """
     o = _check_confusion(confusion)
-    w = weight_matrix(o.shape[0], weights)
-    return _weights.finish_kappa(*_weights.kappa_terms(o, w), replace_undefined_by)
+    if not _weights.is_named(weights):
+        weights = weight_matrix(o.shape[0], weights)  # checks a custom matrix
+    return _weights.finish_kappa(*_weights.kappa_terms_named(o, weights),
+                                 replace_undefined_by)
