@@ -264,7 +264,7 @@ def units_from_counts(counts: np.ndarray, cell_t: np.ndarray | None = None,
     flat joint cell counts.
     """
     c = np.asarray(counts)
-    flat = c.reshape(-1).astype(np.int64)
+    flat = c.reshape(-1).astype(np.int64, copy=False)
     nz = np.flatnonzero(flat)
     if cell_t is None:
         # one model: keep only the occupied cells (K may be large)
