@@ -167,17 +167,24 @@ def _is_plain_range(lut: np.ndarray) -> bool:
                 and np.array_equal(lut[1:-1], np.arange(k, dtype=lut.dtype)))
 
 
-def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> CodesColumn:
-    """Float labels as codes into their distinct values; NaN becomes code -1."""
+def _float_codes(col: FloatColumn, name: str, require_whole: bool = True,
+                 ignore_index=None) -> CodesColumn:
+    """Float labels as codes into their distinct values; NaN becomes code -1.
+
+    With ``require_whole``, non-integral values are an error, except one equal
+    to ``ignore_index`` (its rows are dropped, so it is no label)."""
     v = col.values
     nan = np.isnan(v)
     has_nan = bool(nan.any())
     finite_vals = v[~nan] if has_nan else v
     if finite_vals.size and not np.all(np.isfinite(finite_vals)):
         raise ValueError(f"`{name}` holds inf; labels must be finite.")
-    if require_whole and finite_vals.size and not np.array_equal(
-            finite_vals, np.round(finite_vals)):
-        bad = finite_vals[finite_vals != np.round(finite_vals)]
+    fractional = finite_vals != np.round(finite_vals)
+    all_whole = not fractional.any()
+    if isinstance(ignore_index, float):
+        fractional &= finite_vals != ignore_index
+    if require_whole and finite_vals.size and fractional.any():
+        bad = finite_vals[fractional]
         raise ValueError(
             f"`{name}` holds non-integral floats (e.g. {float(bad[0])!r}, {_rows(bad.size)}); "
             "labels must be whole numbers. To score continuous predictions, pass "
@@ -189,7 +196,8 @@ def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> Cod
         codes[~nan] = inverse
     else:
         codes[:] = inverse
-    if require_whole and (uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
+    if require_whole and all_whole and (
+            uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
         uniq = uniq.astype(np.int64)
     return CodesColumn(codes, uniq, kind="num")
 
@@ -619,7 +627,8 @@ def _side_for(col, classes: np.ndarray, kind: str, ignore_index, name: str) -> _
     inv, ign, mis = k, k + 1, k + 2
     if isinstance(col, FloatColumn):
         whole = np.asarray(classes).dtype.kind != "f"
-        return _side_for(_float_codes(col, name, whole), classes, kind, ignore_index, name)
+        return _side_for(_float_codes(col, name, whole, ignore_index), classes, kind,
+                         ignore_index, name)
     if isinstance(col, IntColumn):
         if kind == "str":
             raise ValueError(
@@ -780,7 +789,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if declared is None and kind == "num":
         for col, name in ((tcol, t_name), (pcol, p_name)):
             if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):
-                _float_codes(col, name)  # raises for non-integral floats
+                _float_codes(col, name, ignore_index=ignore_index)  # non-integral floats
     ordered = declared is not None or kind == "num"
     if not _weights.is_unweighted(weights) and not ordered:
         _weights.is_named(weights)  # unknown strings first

@@ -212,6 +212,29 @@ def test_ignore_index_true_on_bool_arrays_drops_the_true_rows():
     assert acc.n_rows == 2
 
 
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.0, -0.5]),
+                          st.sampled_from([0.0, 1.0, 2.0, -0.5])), min_size=1, max_size=30),
+       st.sampled_from([-0.5, np.float32(-0.5)]))
+def test_a_fractional_ignore_index_drops_its_rows_before_the_whole_number_check(rows, ig):
+    t = np.array([a for a, _ in rows])
+    p = np.array([b for _, b in rows])
+    kept = [(int(a), int(b)) for a, b in rows if a != -0.5 and b != -0.5]
+    if not kept:
+        with pytest.raises(ValueError, match=r"no (rows|class) left"):
+            fk.confusion_matrix(t, p, ignore_index=ig)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(t, p, ignore_index=ig, weights="quadratic", n_classes=3)
+    want = reference_kappa([a for a, _ in kept], [b for _, b in kept], weights="quadratic",
+                           labels=[0, 1, 2])
+    assert _close(got, want)
+    classes = sorted({v for pair in kept for v in pair})
+    np.testing.assert_array_equal(fk.confusion_matrix(t, p, ignore_index=ig),
+                                  confusion_dict(*zip(*kept, strict=True), classes))
+
+
 def test_ignore_index_nan_is_an_error_pointing_to_nan_policy():
     with pytest.raises(ValueError, match=r"`ignore_index` is NaN.*nan_policy='omit'"):
         fk.cohen_kappa([0.0, 1.0], [0.0, 1.0], ignore_index=float("nan"))
