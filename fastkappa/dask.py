@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -51,9 +52,12 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         "fastkappa.dask needs dask and distributed; install them with: "
         "pip install fastkappa[dask]") from _err
 
+from . import _weights
 from ._validation import check_ignore_index, check_nan_policy, id_keys
 from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
+from .exceptions import UndefinedKappaWarning
+from .groups import KappaByGroup, group_interval_iv
 from .streaming import CohenKappa
 
 __all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
@@ -438,12 +442,6 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     >>> fkd.kappa_by_group(t, p, g).kappa
     array([1. , 0.5])
     """
-    import warnings
-
-    from . import _weights
-    from .exceptions import UndefinedKappaWarning
-    from .groups import KappaByGroup, group_interval_iv
-
     method, confidence_level, n_resamples, seq = group_interval_iv(
         method, ci, confidence_level, n_resamples, seed)
     if method is not None and sample_weight is not None:
