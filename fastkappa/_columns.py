@@ -9,8 +9,10 @@ Series, pyarrow arrays and anything with ``__array__`` or ``__dlpack__``
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
+from collections import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,24 +136,60 @@ def _object_column(values: np.ndarray, name: str) -> Column:
         raise ValueError(
             f"`{name}` holds integers beyond the int64 range; labels that large are not "
             "supported (subtract an offset, or convert them to strings).")
-    # numbers stored as objects: rebuild a numeric array
-    nums = np.array([float(u) for u in uniques], dtype=np.float64)
-    if len(nums) == 0 or (np.all(np.isfinite(nums)) and np.all(nums == np.round(nums)) and (
-        np.abs(nums).max() < 2**53
-    )):
-        return CodesColumn(codes, nums.astype(np.int64), kind="num")
+    exact = _exact_ints(uniques)
+    if exact is not None:
+        # integers (and floats holding whole numbers) keep their exact value: never
+        # through float64, which merges neighbours beyond 2**53
+        return CodesColumn(codes, exact, kind="num")
     # non-integral or non-finite numbers: the float path checks them (and
     # `thresholds` can cut them), exactly as for a float array
+    nums = np.array([float(u) for u in uniques], dtype=np.float64)
     return FloatColumn(np.where(codes >= 0, nums[np.maximum(codes, 0)], np.nan))
 
 
-def _masked_ints(values: np.ndarray, missing: np.ndarray) -> Column:
-    """Integers with missing entries: float64 (NaN missing) when that is exact.
+def _exact_ints(uniques) -> np.ndarray | None:
+    """``uniques`` as exact int64 values when each is an integer (bools included)
+    or a float holding a whole number within the int64 range; else None."""
+    out = np.empty(len(uniques), dtype=np.int64)
+    for i, u in enumerate(uniques):
+        if isinstance(u, (numbers.Integral, np.bool_)):
+            v = int(u)
+        elif isinstance(u, numbers.Real) and math.isfinite(u) and float(u).is_integer():
+            v = int(u)
+        else:
+            return None
+        if not -(2**63) <= v < 2**63:
+            return None
+        out[i] = v
+    return out
 
-    Beyond 2**53, float64 would merge neighbouring labels, so the values are
-    encoded as codes into their distinct integers instead.
+
+def _check_uint64(values: np.ndarray, name: str) -> np.ndarray:
+    """uint64 labels viewed as int64; 2**63 and above is an error (never wrapped)."""
+    if values.dtype == np.uint64:
+        if values.size and values.max() >= 2**63:
+            raise ValueError(
+                f"`{name}` holds unsigned integers of 2**63 or more; labels that large "
+                "are not supported (subtract an offset, or convert them to strings).")
+        return values.view(np.int64)
+    return values
+
+
+def _masked_ints(values: np.ndarray, missing: np.ndarray, name: str) -> Column:
+    """Integers with missing entries (``missing`` True), kept exact.
+
+    Below 2**53 in magnitude float64 holds every value exactly, so they take
+    the float path (NaN missing); beyond, float64 would merge neighbouring
+    labels, so the values are encoded as codes into their distinct integers.
+    ``values`` at the missing positions are ignored.
     """
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
     present = values[~missing]
+    if values.dtype == np.uint64:
+        _check_uint64(present, name)
+        values = values.view(np.int64)
+        present = present.view(np.int64)
     if present.size == 0 or (present.min() > -(2**53) and present.max() < 2**53):
         out = values.astype(np.float64)
         out[missing] = np.nan
@@ -159,12 +197,15 @@ def _masked_ints(values: np.ndarray, missing: np.ndarray) -> Column:
     uniq, inverse = np.unique(present, return_inverse=True)
     codes = np.full(len(values), -1, dtype=np.int64)
     codes[~missing] = inverse
-    return CodesColumn(codes, uniq, kind="num")
+    return CodesColumn(codes, uniq.astype(np.int64), kind="num")
 
 
 def _from_pandas(x, name: str) -> Column:
     import pandas as pd
 
+    if isinstance(x, (pd.api.extensions.ExtensionArray, pd.Index)):
+        # Series.array, pd.array(...), an Index: read like the Series they make
+        x = pd.Series(x, copy=False)
     if isinstance(x, pd.DataFrame):
         if x.shape[1] == 1:
             return _from_pandas(x.iloc[:, 0], name)
@@ -186,8 +227,9 @@ def _from_pandas(x, name: str) -> Column:
     if kind in "biuf":
         missing = x.isna().to_numpy()
         if missing.any():
-            if kind in "iu" and not (kind == "u" and dtype.itemsize == 8):
-                return _masked_ints(x.to_numpy(dtype=np.int64, na_value=0), missing)
+            if kind in "iu":
+                big = np.uint64 if kind == "u" and dtype.itemsize == 8 else np.int64
+                return _masked_ints(x.to_numpy(dtype=big, na_value=0), missing, name)
             return FloatColumn(x.to_numpy(dtype=np.float64, na_value=np.nan))
         np_dtype = getattr(dtype, "numpy_dtype", None)
         return as_column(x.to_numpy(dtype=np_dtype), name)
@@ -211,8 +253,9 @@ def _from_polars(x, name: str) -> Column:
         return _object_column(x.cast(pl.String).to_numpy(), name)
     if dtype == pl.String:
         return _object_column(x.to_numpy(), name)
-    if x.null_count() and dtype.is_integer() and dtype != pl.UInt64:
-        return _masked_ints(x.fill_null(0).cast(pl.Int64).to_numpy(), x.is_null().to_numpy())
+    if x.null_count() and dtype.is_integer():
+        big = pl.UInt64 if dtype == pl.UInt64 else pl.Int64
+        return _masked_ints(x.fill_null(0).cast(big).to_numpy(), x.is_null().to_numpy(), name)
     if x.null_count() and dtype.is_numeric():
         return FloatColumn(x.cast(pl.Float64).fill_null(float("nan")).to_numpy())
     return as_column(x.to_numpy(), name)
@@ -238,15 +281,24 @@ def _from_arrow(x, name: str) -> Column:
         enc = x.dictionary_encode()
         return _from_arrow(enc, name)
     if x.null_count:
-        if pa.types.is_integer(x.type) and x.type != pa.uint64():
+        if pa.types.is_integer(x.type):
+            big = pa.uint64() if x.type == pa.uint64() else pa.int64()
             return _masked_ints(
-                x.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False),
-                x.is_null().to_numpy(zero_copy_only=False))
+                x.fill_null(0).cast(big).to_numpy(zero_copy_only=False),
+                x.is_null().to_numpy(zero_copy_only=False), name)
         if pa.types.is_integer(x.type) or pa.types.is_floating(x.type):
             return FloatColumn(
                 x.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False))
         return _object_column(np.asarray(x.to_pylist(), dtype=object), name)
     return as_column(x.to_numpy(zero_copy_only=False), name)
+
+
+def materialize(x):
+    """An iterator (a generator, ``map``...) read once into a list, so that every
+    later pass sees the same rows; anything else is returned unchanged."""
+    if isinstance(x, abc.Iterator):
+        return list(x)
+    return x
 
 
 def _module_of(x) -> str:
@@ -269,6 +321,31 @@ def to_numpy_any(x, name: str) -> np.ndarray | None:
     return None
 
 
+def _from_masked(x: np.ma.MaskedArray, name: str) -> Column:
+    """A NumPy masked array: masked entries are missing values (``nan_policy``)."""
+    mask = np.ma.getmaskarray(x)
+    data = np.ma.getdata(x)
+    if not mask.any():
+        return as_column(np.asarray(data), name)
+    if data.ndim == 2 and data.shape[1] == 1:
+        data, mask = data[:, 0], mask[:, 0]
+    if data.ndim != 1:
+        raise ValueError(
+            f"`{name}` is a masked array of shape {data.shape} with masked entries; only "
+            "1-D labels may be masked (masked rows are missing values). Fill or drop "
+            "the masked scores first.")
+    kind = data.dtype.kind
+    if kind in "biu":
+        return _masked_ints(data, mask, name)
+    if kind == "f":
+        out = data.astype(np.float64)
+        out[mask] = np.nan
+        return FloatColumn(out)
+    out = data.astype(object)
+    out[mask] = None
+    return _object_column(out, name)
+
+
 def as_column(x, name: str) -> Column:
     """Normalise one labels argument (``y_true``, ``y_pred``...) to a column.
 
@@ -278,6 +355,11 @@ def as_column(x, name: str) -> Column:
     """
     if isinstance(x, (IntColumn, FloatColumn, CodesColumn, MatrixColumn)):
         return x
+    if isinstance(x, (abc.Set, abc.Mapping, abc.MappingView)):
+        raise ValueError(
+            f"`{name}` is a {type(x).__name__}, which has no reliable order; pass a list "
+            "(or an array) instead" + (", with the classes in scale order." if name == "labels"
+                                       else ", one label per row."))
     mod = _module_of(x)
     if mod == "pandas":
         return _from_pandas(x, name)
@@ -285,6 +367,8 @@ def as_column(x, name: str) -> Column:
         return _from_polars(x, name)
     if mod == "pyarrow":
         return _from_arrow(x, name)
+    if isinstance(x, np.ma.MaskedArray):
+        return _from_masked(x, name)
     if isinstance(x, np.ndarray):
         arr = x
     elif isinstance(x, (list, tuple, range)):
@@ -321,12 +405,8 @@ def as_column(x, name: str) -> Column:
     if kind == "b":
         return IntColumn(arr.view(np.uint8))
     if kind == "u" and arr.dtype.itemsize == 8:
-        if arr.size and arr.max() >= 2**63:
-            # float64 would merge distinct labels (2**63 and 2**63 + 1): refuse
-            raise ValueError(
-                f"`{name}` holds unsigned integers of 2**63 or more; labels that large "
-                "are not supported (subtract an offset, or convert them to strings).")
-        return IntColumn(arr.view(np.int64))
+        # float64 would merge distinct labels (2**63 and 2**63 + 1): refuse
+        return IntColumn(_check_uint64(arr, name))
     if kind in "iu":
         return IntColumn(arr)
     if kind == "f":

@@ -36,6 +36,50 @@ def n_chunks_for(n: int) -> int:
     return int(min(64, max(2, n // PARALLEL_MIN_ROWS)))
 
 
+#: bytes the per-chunk partial tables may take beyond half the input's size
+PARTIALS_SLACK = 2 << 20
+
+
+def table_chunks(n: int, table_bytes: int, input_bytes: int) -> int:
+    """Blocks for counting ``n`` rows into per-block tables of ``table_bytes``.
+
+    :func:`n_chunks_for`, capped so that the partial tables together stay
+    below half the input's size plus :data:`PARTIALS_SLACK` (at least one
+    block): with many classes the count runs in fewer blocks (one, serially,
+    at the largest K) instead of allocating chunks x K^2.  Depends on the
+    data's shape only, never on the thread count.
+    """
+    budget = input_bytes // 2 + PARTIALS_SLACK
+    return int(max(1, min(n_chunks_for(n), budget // max(table_bytes, 1))))
+
+
+def sum_partials(parts: np.ndarray, s: int) -> np.ndarray:
+    """(s, s) sum of per-chunk partial tables ``parts`` (chunks, s*s), in chunk order
+    (so float sums never depend on the thread count); no copy for one chunk."""
+    if len(parts) == 1:
+        return parts[0].reshape(s, s)
+    return parts.sum(axis=0).reshape(s, s)
+
+
+def core_table(table: np.ndarray, k: int) -> np.ndarray:
+    """The contiguous (k, k) top-left block of a square table the caller owns.
+
+    Large tables are compacted in place (rows moved to the front of the same
+    buffer) and a view is returned, so counting at large K holds one table,
+    not two; small ones are copied.
+    """
+    s = table.shape[0]
+    if s == k:
+        return table
+    if table.nbytes < (1 << 20) or not table.flags.c_contiguous:
+        return np.ascontiguousarray(table[:k, :k])
+    flat = table.reshape(-1)
+    for i in range(k):
+        # row i moves from offset i*s to i*k <= i*s: never over a row not yet moved
+        flat[i * k:(i + 1) * k] = table[i, :k]
+    return flat[:k * k].reshape(k, k)
+
+
 def _kernels():
     from ._kernels import counting
 
@@ -123,17 +167,24 @@ def _is_plain_range(lut: np.ndarray) -> bool:
                 and np.array_equal(lut[1:-1], np.arange(k, dtype=lut.dtype)))
 
 
-def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> CodesColumn:
-    """Float labels as codes into their distinct values; NaN becomes code -1."""
+def _float_codes(col: FloatColumn, name: str, require_whole: bool = True,
+                 ignore_index=None) -> CodesColumn:
+    """Float labels as codes into their distinct values; NaN becomes code -1.
+
+    With ``require_whole``, non-integral values are an error, except one equal
+    to ``ignore_index`` (its rows are dropped, so it is no label)."""
     v = col.values
     nan = np.isnan(v)
     has_nan = bool(nan.any())
     finite_vals = v[~nan] if has_nan else v
     if finite_vals.size and not np.all(np.isfinite(finite_vals)):
         raise ValueError(f"`{name}` holds inf; labels must be finite.")
-    if require_whole and finite_vals.size and not np.array_equal(
-            finite_vals, np.round(finite_vals)):
-        bad = finite_vals[finite_vals != np.round(finite_vals)]
+    fractional = finite_vals != np.round(finite_vals)
+    all_whole = not fractional.any()
+    if isinstance(ignore_index, float):
+        fractional &= finite_vals != ignore_index
+    if require_whole and finite_vals.size and fractional.any():
+        bad = finite_vals[fractional]
         raise ValueError(
             f"`{name}` holds non-integral floats (e.g. {float(bad[0])!r}, {_rows(bad.size)}); "
             "labels must be whole numbers. To score continuous predictions, pass "
@@ -145,7 +196,8 @@ def _float_codes(col: FloatColumn, name: str, require_whole: bool = True) -> Cod
         codes[~nan] = inverse
     else:
         codes[:] = inverse
-    if require_whole and (uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
+    if require_whole and all_whole and (
+            uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
         uniq = uniq.astype(np.int64)
     return CodesColumn(codes, uniq, kind="num")
 
@@ -173,7 +225,6 @@ class EncodedPair:
     """
 
     classes: np.ndarray
-    weights: np.ndarray
     weights_spec: object
     sample_weight: np.ndarray | None
     n_input: int
@@ -187,10 +238,19 @@ class EncodedPair:
     _counts: np.ndarray | None = field(default=None, repr=False)
     _weighted: np.ndarray | None = field(default=None, repr=False)
     _keep: np.ndarray | None = field(default=None, repr=False)
+    _wmat: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(K, K) disagreement weights, built on first use (a confusion matrix alone
+        never allocates them: at large K they are as big as the table)."""
+        if self._wmat is None or self._wmat.shape[0] != self.n_classes:
+            self._wmat = _weights.weight_matrix(self.n_classes, self.weights_spec)
+        return self._wmat
 
     # -- counting ------------------------------------------------------------
     def _count(self) -> None:
@@ -201,59 +261,61 @@ class EncodedPair:
         t, p = self.t, self.p
         n = self.n_input
         direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
+        input_bytes = t.values.nbytes + p.values.nbytes
         if self.sample_weight is None:
+            chunks = table_chunks(n, s * s * 8, input_bytes)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
-                           p.off, p.lut, s, direct)
-            table = flat.sum(axis=0).reshape(s, s)
+                           p.off, p.lut, s, direct, n_chunks=chunks)
+            table = sum_partials(flat, s)
             wtable = None
         else:
+            chunks = table_chunks(n, 2 * s * s * 8, input_bytes + self.sample_weight.nbytes)
             wflat, flat = chunked("_accumulate_confusion_weighted", n, t.values, t.off, t.lut,
-                                  p.values, p.off, p.lut, self.sample_weight, s, direct)
+                                  p.values, p.off, p.lut, self.sample_weight, s, direct,
+                                  n_chunks=chunks)
             # partial sums added in a fixed order: independent of the thread count
-            wtable = wflat.sum(axis=0).reshape(s, s)
-            table = flat.sum(axis=0).reshape(s, s)
+            wtable = sum_partials(wflat, s)
+            table = sum_partials(flat, s)
+        del flat
         self._check_table(table, wtable)
 
     def _check_table(self, table: np.ndarray, wtable: np.ndarray | None) -> None:
         k = self.n_classes
         inv, ign, mis = k, k + 1, k + 2
         t_name, p_name = self.names
-        # a row is dropped when either side is ignored; then when either is missing
-        kept = table.copy()
-        kept[ign, :] = 0
-        kept[:, ign] = 0
-        n_missing = int(kept[mis, :].sum() + kept[:, mis].sum() - kept[mis, mis])
+        # a row is dropped when either side is ignored; then when either is missing.
+        # Read from the slot rows and columns only: no copy of a (possibly huge) table
+        row_mis = int(table[mis, :].sum()) - int(table[mis, ign])
+        col_mis = int(table[:, mis].sum()) - int(table[ign, mis])
+        n_missing = row_mis + col_mis - int(table[mis, mis])
         if n_missing and self.nan_policy == "raise":
             which = []
-            if kept[mis, :].sum():
+            if row_mis:
                 which.append(t_name)
-            if kept[:, mis].sum():
+            if col_mis:
                 which.append(p_name)
             raise ValueError(
                 f"{_rows(n_missing)} hold a missing value (NaN/None) in "
                 f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
                 "drop those rows."
             )
-        kept[mis, :] = 0
-        kept[:, mis] = 0
-        if kept[inv, :].sum():
+        if int(table[inv, :].sum()) - int(table[inv, ign]) - int(table[inv, mis]):
             self._raise_invalid(0)
-        if kept[:, inv].sum():
+        if int(table[:, inv].sum()) - int(table[ign, inv]) - int(table[mis, inv]):
             self._raise_invalid(1)
-        core = np.ascontiguousarray(table[:k, :k])
-        if core.sum() == 0:
+        if not table[:k, :k].any():
             raise ValueError(
                 "no rows left to score"
-                + (" after dropping ignored and missing rows" if table.sum() else "")
+                + (" after dropping ignored and missing rows" if table.any() else "")
                 + "; kappa needs at least one labelled pair."
             )
+        core = core_table(table, k)
         if wtable is not None:
-            wcore = np.ascontiguousarray(wtable[:k, :k])
-            if not wcore.sum() > 0:
+            if not wtable[:k, :k].sum() > 0:
                 raise ValueError(
                     "`sample_weight` is zero on every scored row; at least one row needs "
                     "a positive weight.")
-            self._weighted = wcore
+            self._weighted = core_table(wtable, k)
         if self.compressible:
             self._compress(core)
             core = self._counts_pending
@@ -265,8 +327,10 @@ class EncodedPair:
         Only callers of ``encode_pair(..., defer_count=True)`` that count
         themselves (and pass the table to ``_check_table``) call this.
         """
-        if self.weights.shape[0] != self.n_classes or not _weights.is_named(self.weights_spec):
-            self.weights = _weights.weight_matrix(self.n_classes, self.weights_spec)
+        if self._wmat is not None and self._wmat.shape[0] != self.n_classes:
+            self._wmat = None  # named weights: rebuilt for the final classes on use
+        if not _weights.is_named(self.weights_spec):
+            self._wmat = _weights.weight_matrix(self.n_classes, self.weights_spec)
 
     def _compress(self, core: np.ndarray) -> None:
         """Keep only the classes observed in the scored rows (scikit-learn's rule)."""
@@ -363,9 +427,41 @@ def check_nan_policy(nan_policy: str) -> str:
     return nan_policy
 
 
+def check_ignore_index(ignore_index):
+    """``ignore_index`` as a plain Python value that compares by value.
+
+    Labels are matched by value whatever their dtype: ``True`` is 1, ``1.0``
+    is 1 (so ``ignore_index=True`` drops the ``True`` rows of a bool array and
+    ``-1.0`` the ``-1`` rows of an int array); NaN equals nothing and is an
+    error pointing to ``nan_policy``.
+    """
+    if ignore_index is None:
+        return None
+    v = ignore_index
+    if not (np.isscalar(v) and not isinstance(v, bytes)):
+        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
+    if isinstance(v, (bool, np.bool_, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            raise ValueError(
+                "`ignore_index` is NaN, which equals no label; to drop rows holding "
+                "missing values pass nan_policy='omit' instead.")
+        return int(v) if float(v).is_integer() else float(v)
+    if isinstance(v, np.str_):
+        return str(v)
+    return v
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, np.ma.MaskedArray):
+        if np.ma.getmaskarray(sample_weight).any():
+            raise ValueError(
+                "`sample_weight` is a masked array with masked entries; a weight cannot be "
+                "missing. Fill them (e.g. .filled(0) to give those rows no weight).")
+        sample_weight = np.ma.getdata(sample_weight)
     if isinstance(sample_weight, np.ndarray) and sample_weight.dtype.kind in "biuf" and (
             sample_weight.ndim == 1 or sample_weight.shape[1:] == (1,)):
         # weights are plain numbers: no label rules (uint64 above 2**63 is a fine weight)
@@ -398,11 +494,20 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     return w
 
 
+def check_class_count(k: int, what: str) -> int:
+    """``k`` classes, checked against :data:`MAX_CLASSES` before anything is allocated."""
+    if k > MAX_CLASSES:
+        raise ValueError(
+            f"`{what}` declares {k} classes, more than the {MAX_CLASSES} a confusion "
+            "matrix supports here; are these really class labels?")
+    return k
+
+
 def _check_labels(labels, n_classes):
     if labels is not None and n_classes is not None:
         raise ValueError("pass either `labels` or `n_classes`, not both.")
     if n_classes is not None:
-        k = _weights._check_n_classes(n_classes)
+        k = check_class_count(_weights._check_n_classes(n_classes), "n_classes")
         return np.arange(k, dtype=np.int64), "num"
     if labels is None:
         return None, None
@@ -425,6 +530,7 @@ def _check_labels(labels, n_classes):
         raise ValueError("`labels` must be a 1-D list of class labels.")
     if len(arr) == 0:
         raise ValueError("`labels` must hold at least one class.")
+    check_class_count(len(arr), "labels")
     uniq = set(arr.tolist())
     if len(uniq) != len(arr):
         raise ValueError("`labels` must not repeat a class.")
@@ -500,15 +606,16 @@ def _observed_values(cols, ignore_index, kind: str) -> np.ndarray:
         o = np.asarray(o, dtype=np.float64) if o.dtype == object else o
         if ignore_index is not None:
             o = o[o != ignore_index]
+        if o.dtype.kind == "f" and np.array_equal(o, np.round(o)) and (
+                o.size == 0 or float(np.abs(o).max()) < 2**63):
+            o = o.astype(np.int64)  # whole floats join integers as integers: exact
         pieces.append(o)
     if not pieces:
         return np.empty(0, dtype=np.int64)
-    allv = np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) if p_.dtype.kind == "f"
-                                     else p_ for p_ in pieces]))
-    if allv.dtype.kind == "f" and np.array_equal(allv, np.round(allv)) and (
-            allv.size == 0 or float(np.abs(allv).max()) < 2**53):
-        allv = allv.astype(np.int64)
-    return allv
+    if all(p_.dtype.kind in "iu" for p_ in pieces):
+        # integers never pass through float64 (it merges neighbours beyond 2**53)
+        return np.unique(np.concatenate([p_.astype(np.int64, copy=False) for p_ in pieces]))
+    return np.unique(np.concatenate([np.asarray(p_, dtype=np.float64) for p_ in pieces]))
 
 
 # --------------------------------------------------------------------------- sides
@@ -520,7 +627,8 @@ def _side_for(col, classes: np.ndarray, kind: str, ignore_index, name: str) -> _
     inv, ign, mis = k, k + 1, k + 2
     if isinstance(col, FloatColumn):
         whole = np.asarray(classes).dtype.kind != "f"
-        return _side_for(_float_codes(col, name, whole), classes, kind, ignore_index, name)
+        return _side_for(_float_codes(col, name, whole, ignore_index), classes, kind,
+                         ignore_index, name)
     if isinstance(col, IntColumn):
         if kind == "str":
             raise ValueError(
@@ -651,11 +759,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if n == 0:
         raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
     sw = check_sample_weight(sample_weight, n)
-    if ignore_index is not None and not (np.isscalar(ignore_index) and not isinstance(
-            ignore_index, bytes)):
-        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
-    if isinstance(ignore_index, (float, np.floating)) and float(ignore_index).is_integer():
-        ignore_index = int(ignore_index)  # -1.0 drops the rows -1 drops, whatever the data
+    ignore_index = check_ignore_index(ignore_index)
     declared, kind = _check_labels(labels, n_classes)
     for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:
@@ -685,7 +789,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if declared is None and kind == "num":
         for col, name in ((tcol, t_name), (pcol, p_name)):
             if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):
-                _float_codes(col, name)  # raises for non-integral floats
+                _float_codes(col, name, ignore_index=ignore_index)  # non-integral floats
     ordered = declared is not None or kind == "num"
     if not _weights.is_unweighted(weights) and not ordered:
         _weights.is_named(weights)  # unknown strings first
@@ -737,13 +841,15 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
             "confusion matrix supports here; are these really class labels?")
     if kind == "str":
         classes = np.asarray(classes, dtype=object)
-    # with provisional classes, a custom matrix is checked against the final ones
-    wmat = _weights.weight_matrix(
-        len(classes), weights if (not compressible or _weights.is_named(weights)) else None)
+    # named weights are built on first use; a custom matrix is checked now (against
+    # the final classes when these are provisional)
+    wmat = None
+    if not _weights.is_named(weights) and not compressible:
+        wmat = _weights.weight_matrix(len(classes), weights)
     tside = _side_for(tcol, classes, kind, ignore_index, t_name)
     pside = _side_for(pcol, classes, kind, ignore_index, p_name)
     enc = EncodedPair(
-        classes=classes, weights=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
+        classes=classes, _wmat=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
         compressible=compressible, has_ignore=ignore_index is not None)
     if compressible and not defer_count:
@@ -760,3 +866,94 @@ def contiguous_int_classes(enc: EncodedPair) -> int | None:
     if c[-1] - c[0] == len(c) - 1 and np.all(np.diff(c) == 1):
         return int(c[0])
     return None
+
+
+# --------------------------------------------------------------------------- row ids
+
+
+def id_keys(ids, n_input: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct values of per-row ids (``clusters``, ``groups``).
+
+    ``keys[codes[i]]`` is row i's id; equal ids (by value, like labels) share
+    a code; missing ids (NaN, None, pd.NA, Arrow nulls) get -1.  Accepts
+    every container labels accept (lists, NumPy, pandas, polars, pyarrow,
+    chunked arrays...).
+    """
+    col = as_column(ids, name)
+    if isinstance(col, MatrixColumn):
+        raise ValueError(
+            f"`{name}` must be a 1-D array of ids, one per row; got shape "
+            f"{col.values.shape}.")
+    if _length(col) != n_input:
+        raise ValueError(
+            f"`{name}` must have one id per row: got {_length(col)} ids for {n_input} rows.")
+    if isinstance(col, FloatColumn):
+        col = _float_codes(col, name, require_whole=False)
+    if isinstance(col, CodesColumn):
+        return np.asarray(col.codes, dtype=np.int64), np.asarray(col.categories)
+    keys, codes = np.unique(col.values, return_inverse=True)
+    return codes.astype(np.int64).reshape(-1), keys
+
+
+def id_codes(ids, n_input: int, name: str) -> np.ndarray:
+    """Codes of per-row ids, -1 for missing (see :func:`id_keys`); no sort for
+    integer ids spanning a moderate range."""
+    col = as_column(ids, name)
+    if isinstance(col, IntColumn) and _length(col) == n_input and len(col.values):
+        lo, hi = minmax(col.values)
+        if hi - lo < LUT_RANGE_MAX:
+            return np.asarray(col.values, dtype=np.int64) - lo
+    return id_keys(col, n_input, name)[0]
+
+
+def missing_id_rows(codes: np.ndarray, nan_policy: str, name: str) -> np.ndarray | None:
+    """Rows to keep when some ids are missing and ``nan_policy='omit'`` (else None);
+    an error naming ``nan_policy`` under ``'raise'``."""
+    missing = codes < 0
+    if not missing.any():
+        return None
+    if nan_policy != "omit":
+        raise ValueError(
+            f"`{name}` holds {_rows(missing.sum())} with a missing id (NaN/None/null); "
+            "give every row an id, or pass nan_policy='omit' to drop those rows.")
+    return ~missing
+
+
+def n_rows(x, name: str) -> int:
+    """Number of rows of a labels argument (no copy for arrays)."""
+    return _length(as_column(x, name))
+
+
+def omit_missing_ids(ids, name: str, nan_policy: str, arrays: dict) -> tuple:
+    """Apply ``nan_policy`` to missing ``ids`` (clusters, groups) of the rows.
+
+    ``arrays`` maps argument names to the row-aligned arguments (``y_true``
+    first; None entries are passed through).  Returns ``(ids, arrays)``,
+    restricted to the rows with an id when ``nan_policy='omit'``.
+    """
+    if ids is None:
+        return ids, arrays
+    first = next(iter(arrays))
+    codes = id_codes(ids, n_rows(arrays[first], first), name)
+    rows = missing_id_rows(codes, nan_policy, name)
+    if rows is None:
+        return ids, arrays
+    if not rows.any():
+        raise ValueError(f"every row has a missing id in `{name}`; no row is left to score.")
+    out = {}
+    for k, v in arrays.items():
+        if isinstance(v, dict):  # compare's predictions
+            out[k] = {m: take_rows(p, rows, f"{k}[{m!r}]") for m, p in v.items()}
+        else:
+            out[k] = take_rows(v, rows, k)
+    return take_rows(ids, rows, name), out
+
+
+def take_rows(x, rows: np.ndarray | None, name: str):
+    """``x`` (any labels/scores/weights container, or None) restricted to ``rows``."""
+    if x is None or rows is None:
+        return x
+    col = as_column(x, name)
+    if isinstance(col, CodesColumn):
+        return CodesColumn(col.codes[rows], col.categories, col.ordered, col.kind)
+    return type(col)(col.values[rows])

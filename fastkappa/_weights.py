@@ -77,13 +77,16 @@ def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
     """
     k = _check_n_classes(n_classes)
     if is_named(weights):
-        idx = np.arange(k, dtype=np.float64)
-        diff = idx[:, None] - idx[None, :]
+        # built in place: one (K, K) array, no temporaries of that size
         if is_unweighted(weights):
-            return 1.0 - np.eye(k)
+            w = np.ones((k, k))
+            np.fill_diagonal(w, 0.0)
+            return w
+        idx = np.arange(k, dtype=np.float64)
+        w = np.subtract.outer(idx, idx)
         if weights == "linear":
-            return np.abs(diff)
-        return diff * diff
+            return np.abs(w, out=w)
+        return np.multiply(w, w, out=w)
     w = np.asarray(weights)
     if w.dtype == object or w.dtype.kind not in "biuf":
         raise _weights_error(weights)
@@ -124,6 +127,9 @@ def kappa_terms(confusion: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     ratio and signs are meaningful.  Products of counts are formed in float64,
     never int64, so tables with N beyond 2**32 stay exact to rounding.
     """
+    confusion = np.asarray(confusion)
+    if confusion.nbytes > _BLOCK_BYTES:
+        return _kappa_terms_blocked(confusion, w)
     o = np.asarray(confusion, dtype=np.float64)
     top = o.max() if o.size else 0.0
     if top > 0:
@@ -136,6 +142,60 @@ def kappa_terms(confusion: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     observed = n * float(np.sum(w * o))
     expected = float(r @ w @ c)
     return observed, expected
+
+
+#: tables larger than this are reduced in row blocks of about this size
+_BLOCK_BYTES = 8 << 20
+
+
+def kappa_terms_named(confusion: np.ndarray, weights) -> tuple[float, float]:
+    """:func:`kappa_terms` with ``weights`` a name (None, 'linear', 'quadratic') or a
+    matrix; for a large table a named matrix is never built whole (its rows are
+    made a block at a time)."""
+    confusion = np.asarray(confusion)
+    if not is_named(weights):
+        return kappa_terms(confusion, np.asarray(weights, dtype=np.float64))
+    if confusion.nbytes > _BLOCK_BYTES:
+        return _kappa_terms_blocked(confusion, weights, named=True)
+    return kappa_terms(confusion, weight_matrix(confusion.shape[0], weights))
+
+
+def _weight_rows(w, k: int, lo: int, hi: int, named: bool) -> np.ndarray:
+    """Rows lo..hi-1 of the weight matrix (built for a named one, sliced otherwise)."""
+    if not named:
+        return w[lo:hi]
+    idx = np.arange(k, dtype=np.float64)
+    if w is None:
+        rows = np.ones((hi - lo, k))
+        rows[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
+        return rows
+    rows = np.subtract.outer(idx[lo:hi], idx)
+    return np.abs(rows, out=rows) if w == "linear" else np.multiply(rows, rows, out=rows)
+
+
+def _kappa_terms_blocked(confusion: np.ndarray, w, named: bool = False
+                         ) -> tuple[float, float]:
+    """:func:`kappa_terms` for large tables, converted and rescaled a block of rows
+    at a time: no (K, K) float64 temporary beside the table (and the weights,
+    unless they are named: then no (K, K) array at all)."""
+    k = confusion.shape[0]
+    top = confusion.max() if confusion.size else 0
+    shift = -int(np.frexp(float(top))[1]) if top > 0 else 0
+    step = max(1, _BLOCK_BYTES // (8 * max(k, 1)))
+    r = np.empty(k)
+    c = np.zeros(k)
+    weighted = 0.0
+    for lo in range(0, k, step):
+        hi = min(k, lo + step)
+        block = np.ldexp(np.asarray(confusion[lo:hi], dtype=np.float64), shift)
+        r[lo:hi] = block.sum(axis=1)
+        c += block.sum(axis=0)
+        weighted += float(np.sum(_weight_rows(w, k, lo, hi, named) * block))
+    expected = 0.0
+    for lo in range(0, k, step):
+        hi = min(k, lo + step)
+        expected += float(r[lo:hi] @ (_weight_rows(w, k, lo, hi, named) @ c))
+    return r.sum() * weighted, expected
 
 
 def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,

@@ -42,8 +42,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
+from ._columns import materialize
+from ._validation import (
+    check_nan_policy,
+    encode_pair,
+    id_codes,
+    missing_id_rows,
+    omit_missing_ids,
+)
 from ._shapes import flatten_labels
-from ._validation import encode_pair
 from .exceptions import DegenerateIntervalWarning
 from .results import KappaCI
 
@@ -102,11 +109,12 @@ def _kappa_ci_iv(method, confidence_level, n_resamples, seed):
 
 
 def resolve_seed(seed) -> np.random.SeedSequence:
-    """A fresh :class:`numpy.random.SeedSequence` from ``seed``.
+    """The one seed normaliser: a fresh :class:`numpy.random.SeedSequence`.
 
-    ``None`` gives fresh entropy; an int or a SeedSequence always gives the
-    same sequence (a SeedSequence is copied, never advanced); a Generator is
-    advanced by one draw, as any use of a Generator is.
+    ``None`` draws entropy from the OS (recorded by :func:`seed_record`); an
+    int, a sequence of ints or a SeedSequence always gives the same sequence
+    (a SeedSequence is copied, never advanced); a Generator is advanced by one
+    draw, as any use of a Generator is.  Anything else is a ``ValueError``.
     """
     if seed is None:
         return np.random.SeedSequence()
@@ -115,13 +123,34 @@ def resolve_seed(seed) -> np.random.SeedSequence:
                                       pool_size=seed.pool_size)
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        if seed < 0:
-            raise ValueError(f"`seed` must be a non-negative integer; got {seed}.")
+    if _is_seed_int(seed):
         return np.random.SeedSequence(int(seed))
+    if isinstance(seed, (list, tuple)) and seed and all(_is_seed_int(v) for v in seed):
+        return np.random.SeedSequence([int(v) for v in seed])
     raise ValueError(
         "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
-        f"numpy.random.Generator; got {type(seed).__name__}.")
+        f"numpy.random.Generator; got {seed!r}."[:300])
+
+
+def _is_seed_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+
+
+def seed_record(seq: np.random.SeedSequence):
+    """What a result records so that ``seed=`` reproduces it: the entropy (an int,
+    or a list of ints) of a root sequence, the sequence itself when spawned."""
+    if seq.spawn_key:
+        return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key,
+                                      pool_size=seq.pool_size)
+    return seq.entropy
+
+
+def with_provenance(res: KappaCI, seq: np.random.SeedSequence | None, weights) -> KappaCI:
+    """``res`` recording the seed (when it drew resamples) and the weights."""
+    import dataclasses
+
+    seed = seed_record(seq) if seq is not None and res.n_resamples else None
+    return dataclasses.replace(res, seed=seed, weights=weights)
 
 
 def block_seeds(seq: np.random.SeedSequence, n_resamples: int) -> np.ndarray:
@@ -236,7 +265,7 @@ def units_from_counts(counts: np.ndarray, cell_t: np.ndarray | None = None,
     flat joint cell counts.
     """
     c = np.asarray(counts)
-    flat = c.reshape(-1).astype(np.int64)
+    flat = c.reshape(-1).astype(np.int64, copy=False)
     nz = np.flatnonzero(flat)
     if cell_t is None:
         # one model: keep only the occupied cells (K may be large)
@@ -345,42 +374,23 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
                          n_classes, len(cells), "clusters")
 
 
-def encode_clusters(clusters, n_input: int, keep: np.ndarray | None) -> tuple[np.ndarray, int]:
+#: fewer clusters than this: the cluster-robust variance is unreliable (a warning)
+MIN_RELIABLE_CLUSTERS = 30
+
+
+def encode_clusters(clusters, n_input: int, keep: np.ndarray | None, *,
+                    stacklevel: int = 3) -> tuple[np.ndarray, int]:
     """Integer codes 0..C-1 of the cluster ids of the kept rows, and C.
 
     ``clusters`` is any 1-D array-like of ids (numbers, strings...) aligned
-    with the input rows; ``keep`` is :meth:`EncodedPair.keep`.
+    with the input rows; ``keep`` is :meth:`EncodedPair.keep`.  Rows with a
+    missing id must have been dropped before (see
+    :func:`fastkappa._validation.omit_missing_ids`).
+    Fewer than 2 clusters is an error (the variance needs two); fewer than
+    :data:`MIN_RELIABLE_CLUSTERS` warn that it is unreliable.
     """
-    arr = np.asarray(clusters)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(
-            f"`clusters` must be a 1-D array of cluster ids, one per row; got shape "
-            f"{arr.shape}.")
-    if len(arr) != n_input:
-        raise ValueError(
-            f"`clusters` must have one id per row: got {len(arr)} ids for {n_input} rows.")
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is installed in the test env
-        pd = None
-    if pd is not None:
-        codes, _ = pd.factorize(arr, use_na_sentinel=True)
-        codes = np.asarray(codes, dtype=np.int64)
-    else:  # pragma: no cover
-        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr]) \
-            if arr.dtype == object else (np.isnan(arr) if arr.dtype.kind == "f"
-                                         else np.zeros(len(arr), dtype=bool))
-        codes = np.full(len(arr), -1, dtype=np.int64)
-        if (~missing).any():
-            _, inv = np.unique(arr[~missing], return_inverse=True)
-            codes[~missing] = inv
-    n_missing = int((codes < 0).sum())
-    if n_missing:
-        raise ValueError(
-            f"`clusters` holds {n_missing} missing ids (NaN/None); every row needs a "
-            "cluster id.")
+    codes = id_codes(clusters, n_input, "clusters")
+    missing_id_rows(codes, "raise", "clusters")
     if keep is not None:
         codes = codes[keep]
     present = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
@@ -388,7 +398,24 @@ def encode_clusters(clusters, n_input: int, keep: np.ndarray | None) -> tuple[np
     if not present.all():
         remap = np.cumsum(present) - 1
         codes = remap[codes]
-    return codes, int(present.sum())
+    n_clusters = int(present.sum())
+    check_cluster_count(n_clusters, stacklevel=stacklevel + 1)
+    return codes, n_clusters
+
+
+def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
+    """The cluster-count rule: < 2 clusters is an error, < 30 a warning."""
+    if n_clusters < 2:
+        raise ValueError(
+            f"`clusters` holds {n_clusters} cluster{'s' if n_clusters != 1 else ''} among "
+            "the scored rows; a cluster-robust variance needs at least 2 (and is reliable "
+            "from about 30). Pass clusters=None if the rows are independent.")
+    if n_clusters < MIN_RELIABLE_CLUSTERS:
+        warnings.warn(
+            f"only {n_clusters} clusters: the cluster-robust variance (and a bootstrap "
+            f"over clusters) is unreliable with fewer than {MIN_RELIABLE_CLUSTERS}; treat "
+            "the interval and p-value as rough.", DegenerateIntervalWarning,
+            stacklevel=stacklevel)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -741,8 +768,14 @@ def kappa_ci(
     ('bca', 10000, True)
     """
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    check_nan_policy(nan_policy)
+    y_true, y_pred, sample_weight, clusters = (
+        materialize(v) for v in (y_true, y_pred, sample_weight, clusters))
     y_true, y_pred, sample_weight, clusters = flatten_labels(
         y_true, y_pred, sample_weight=sample_weight, clusters=clusters)
+    clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
+        "y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
+    y_true, y_pred, sample_weight = rows["y_true"], rows["y_pred"], rows["sample_weight"]
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)
@@ -751,7 +784,9 @@ def kappa_ci(
     if clusters is None and uniform:
         enc.counts()  # validates the data, and the classes are final afterwards
         units = units_from_counts(enc.counts())
-        return _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+        return with_provenance(
+            _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2),
+            seq, weights)
     keep = enc.keep()
     t_idx, p_idx, row_w = enc.indices()
     k = enc.n_classes
@@ -768,7 +803,9 @@ def kappa_ci(
         units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
-    return _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+    return with_provenance(
+        _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2),
+        seq, weights)
 
 
 def kappa_ci_from_confusion(
@@ -808,7 +845,7 @@ def kappa_ci_from_confusion(
     >>> round(res.standard_error_null, 4), round(res.z, 4), round(res.p_value, 4)
     (0.1484, 3.2626, 0.0011)
     """
-    from .metrics import _check_confusion
+    from .metrics import _check_confusion, total_count
 
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     o = _check_confusion(confusion)
@@ -816,9 +853,13 @@ def kappa_ci_from_confusion(
         raise ValueError(
             "`confusion` must hold counts (whole numbers) to be resampled; a table of "
             "weighted sums cannot be, so pass the rows and `sample_weight` to kappa_ci().")
-    if o.dtype.kind == "f" and o.max() >= 2.0**63:
-        raise ValueError("`confusion` counts must be below 2**63.")
+    n = total_count(o)
+    if n >= 2**63:
+        raise ValueError(
+            f"`confusion` counts sum to {int(n)} rows, at or beyond 2**63; an interval "
+            "supports fewer rows in all (fastkappa.kappa_from_confusion() still gives the "
+            "estimate).")
     counts = o.astype(np.int64)
     wmat = _weights.weight_matrix(counts.shape[0], weights)
-    return _ci_from_units(units_from_counts(counts), wmat, method, cl, n_resamples, seq,
-                          stacklevel=2)
+    return with_provenance(_ci_from_units(units_from_counts(counts), wmat, method, cl,
+                                          n_resamples, seq, stacklevel=2), seq, weights)

@@ -11,8 +11,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
+from ._columns import materialize
+from ._validation import check_nan_policy, encode_pair, omit_missing_ids
 from ._shapes import flatten_labels
-from ._validation import encode_pair
 from .bootstrap import (
     _NORMAL,
     _clip,
@@ -24,10 +25,12 @@ from .bootstrap import (
     full_kappas,
     jackknife_kappas,
     model_variances,
+    seed_record,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
 )
+from .exceptions import UndefinedKappaWarning
 from .results import Comparison, KappaCI, PairDifference
 
 __all__ = ["Comparison", "PairDifference", "compare"]
@@ -209,14 +212,31 @@ def compare(
                          "fastkappa.kappa_ci for one model.")
     if any(not isinstance(nm, str) for nm in names):
         raise ValueError("model names (the keys of `predictions`) must be strings.")
+    shown: dict[str, str] = {}
+    for nm in names:
+        key = " ".join(nm.split())
+        if key in shown:
+            raise ValueError(
+                f"model names {shown[key]!r} and {nm!r} differ only in whitespace, so they "
+                "would print as the same model; rename one of them.")
+        shown[key] = nm
     if reference is not None and reference not in predictions:
         raise ValueError(f"`reference` {reference!r} is not one of the models {names}.")
     if p_adjust not in P_ADJUST:
         raise ValueError(f"`p_adjust` must be None or 'holm'; got {p_adjust!r}.")
 
+    check_nan_policy(nan_policy)
+    # iterators are read once: every model (and a second encoding) sees the same rows
+    y_true, sample_weight, clusters = (materialize(v) for v in (y_true, sample_weight,
+                                                                 clusters))
+    predictions = {nm: materialize(v) for nm, v in predictions.items()}
     y_true, predictions, sample_weight, clusters = flatten_labels(
         y_true, predictions, names=("y_true", "predictions"), sample_weight=sample_weight,
         clusters=clusters)
+    clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
+        "y_true": y_true, "predictions": predictions, "sample_weight": sample_weight})
+    y_true, predictions = rows["y_true"], rows["predictions"]
+    sample_weight = rows["sample_weight"]
 
     def encode(lab, ncls):
         return [encode_pair(y_true, predictions[nm], labels=lab, n_classes=ncls,
@@ -270,10 +290,19 @@ def compare(
     n_models = len(names)
     infos, ses, se0s = [], [], []
     for m in range(n_models):
-        info, var, var0 = model_variances(units, wmat, m)
+        if not math.isfinite(float(estimates[m])):
+            warnings.warn(
+                f"kappa of model {names[m]!r} is undefined: the expected disagreement is "
+                "zero (y_true and the model use a single, identical class); its estimate, "
+                "interval and every pair with it are nan. Declare the full class scale "
+                "with `labels=` or `n_classes=` if classes are missing.",
+                UndefinedKappaWarning, stacklevel=2)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            # an undefined kappa has nan influence values: no raw NumPy warning
+            info, var, var0 = model_variances(units, wmat, m)
         infos.append(info)
-        ses.append(math.sqrt(max(var, 0.0)))
-        se0s.append(math.sqrt(max(var0, 0.0)))
+        ses.append(math.sqrt(max(var, 0.0)) if math.isfinite(var) else math.nan)
+        se0s.append(math.sqrt(max(var0, 0.0)) if math.isfinite(var0) else math.nan)
 
     if reference is None:
         pair_idx = [(a, b) for a in range(n_models) for b in range(a + 1, n_models)]
@@ -299,7 +328,7 @@ def compare(
                 estimate=est, low=_clip(est - half, (-1.0, 1.0)),
                 high=_clip(est + half, (-1.0, 1.0)), standard_error=ses[m], method=method,
                 confidence_level=cl, n_resamples=0, distribution=np.empty(0), n_undefined=0,
-                standard_error_null=se0s[m], z=z, p_value=p_value)
+                standard_error_null=se0s[m], z=z, p_value=p_value, weights=weights)
             continue
         col = reps[:, m]
         finite = col[np.isfinite(col)]
@@ -311,7 +340,7 @@ def compare(
             standard_error=float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan,
             method=used, confidence_level=cl, n_resamples=n_resamples, distribution=finite,
             n_undefined=n_resamples - len(finite), standard_error_null=se0s[m], z=z,
-            p_value=p_value)
+            p_value=p_value, seed=seed_record(seq), weights=weights)
 
     raw = []
     for a, b in pair_idx:
@@ -324,8 +353,11 @@ def compare(
                 values, units.type_counts, units.type_ptr, units.type_cell, units.type_val),
                 0.0))
             half = z_crit * se
-            p = math.erfc(abs(diff) / se / math.sqrt(2.0)) if se > 0 else (
-                1.0 if diff == 0 else 0.0)
+            if not (math.isfinite(diff) and math.isfinite(se)):
+                p = math.nan  # a model's kappa is undefined (warned above)
+            else:
+                p = math.erfc(abs(diff) / se / math.sqrt(2.0)) if se > 0 else (
+                    1.0 if diff == 0 else 0.0)
             raw.append((a, b, diff, diff - half, diff + half, p, se, None))
             continue
         d = reps[:, a] - reps[:, b]
@@ -358,4 +390,5 @@ def compare(
     return Comparison(models=models, pairs=pairs, reference=reference, method=method,
                       confidence_level=cl, n_resamples=0 if method == "asymptotic"
                       else n_resamples, p_adjust=p_adjust, weights=spec, n=len(t_idx),
-                      classes=encs[0].classes)
+                      classes=encs[0].classes,
+                      seed=None if method == "asymptotic" else seed_record(seq))

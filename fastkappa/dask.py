@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,11 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
 
 from . import _weights
 from ._shapes import flatten_labels
+from ._validation import check_ignore_index, check_nan_policy, id_keys
+from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
+from .bootstrap import kappa_ci as fk_kappa_ci
+from .exceptions import UndefinedKappaWarning
+from .groups import KappaByGroup, group_interval_iv
 from .streaming import CohenKappa
 
 __all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
@@ -141,10 +147,18 @@ def _values(part, name: str):
     return part.get(name) if hasattr(part, "get") else None
 
 
-def _partition_accumulator(part, spec):
+def _partition_accumulator(part, spec, inputs):
     acc = CohenKappa(**spec)
-    acc.update(part["y_true"], part["y_pred"], sample_weight=_values(part, "sample_weight"))
+    acc.update(part["y_true"], part["y_pred"], sample_weight=_values(part, "sample_weight"),
+               **inputs)
     return acc
+
+
+def _inputs(ignore_index, nan_policy, thresholds) -> dict:
+    """The per-row input keywords, checked on the client before any task runs."""
+    check_nan_policy(nan_policy)
+    return {"ignore_index": check_ignore_index(ignore_index), "nan_policy": nan_policy,
+            "thresholds": thresholds}
 
 
 def _merge_many(*accs):
@@ -174,7 +188,8 @@ def _spec(weights, labels, n_classes) -> dict:
 
 
 def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
-               sample_weight=None, compute: bool = True):
+               sample_weight=None, ignore_index=None, nan_policy: str = "raise",
+               thresholds=None, compute: bool = True):
     """One pass over dask collections into a merged :class:`fastkappa.CohenKappa`.
 
     Each partition is scored into its own accumulator; the accumulators are
@@ -191,6 +206,8 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
         As in :class:`fastkappa.CohenKappa`.
     sample_weight : dask collection, optional
         Row weights, aligned like the labels.
+    ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`, applied to every partition.
     compute : bool, default True
         False returns the ``dask.delayed`` object instead.
 
@@ -213,17 +230,20 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     0.8333
     """
     spec = _spec(weights, labels, n_classes)
+    inputs = _inputs(ignore_index, nan_policy, thresholds)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
-    tasks = [dask.delayed(_partition_accumulator)(part, spec) for part in parts]
+    tasks = [dask.delayed(_partition_accumulator)(part, spec, inputs) for part in parts]
     total = _tree(tasks, _merge_many)
     return total.compute() if compute else total
 
 
-def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None):
+def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
+                     ignore_index=None, nan_policy: str = "raise", thresholds=None):
     """Confusion matrix of dask collections, summed over partitions.
 
     Returns the same (K, K) array as :func:`fastkappa.confusion_matrix` on
-    the concatenated data (int64, float64 when weighted).
+    the concatenated data (int64, float64 when weighted); the input keywords
+    mean what they mean there.
 
     Examples
     --------
@@ -236,14 +256,17 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
            [0, 0, 2]])
     """
     acc = accumulate(y_true, y_pred, labels=labels, n_classes=n_classes,
-                     sample_weight=sample_weight)
+                     sample_weight=sample_weight, ignore_index=ignore_index,
+                     nan_policy=nan_policy, thresholds=thresholds)
     acc._check_nonempty()
     return acc.confusion
 
 
 def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
-                sample_weight=None, replace_undefined_by: float = np.nan) -> float:
-    """Cohen's kappa of dask collections (see :func:`fastkappa.cohen_kappa`).
+                sample_weight=None, ignore_index=None, nan_policy: str = "raise",
+                thresholds=None, replace_undefined_by: float = np.nan) -> float:
+    """Cohen's kappa of dask collections (see :func:`fastkappa.cohen_kappa`, whose
+    keywords these are).
 
     Examples
     --------
@@ -255,7 +278,8 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     0.5
     """
     acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
-                     sample_weight=sample_weight)
+                     sample_weight=sample_weight, ignore_index=ignore_index,
+                     nan_policy=nan_policy, thresholds=thresholds)
     return acc.compute(replace_undefined_by=replace_undefined_by)
 
 
@@ -263,12 +287,19 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
 
 
 def _partition_cells(part):
-    """Distinct (cluster, y_true, y_pred) triples of a partition and their counts."""
+    """Distinct (cluster, y_true, y_pred, weight) rows of a partition and their counts
+    (cluster and weight are 0 when absent)."""
     import pandas as pd
 
-    t, p, c = flatten_labels(part["y_true"], part["y_pred"], clusters=part["clusters"])
-    frame = pd.DataFrame({"c": _plain(c), "t": _plain(t), "p": _plain(p)})
-    return frame.groupby(["c", "t", "p"], sort=False, dropna=False, observed=True).size()
+    t, p, c, w = flatten_labels(part["y_true"], part["y_pred"],
+                                clusters=_values(part, "clusters"),
+                                sample_weight=_values(part, "sample_weight"))
+    t = _plain(t)
+    frame = pd.DataFrame({"c": np.zeros(len(t), np.int8) if c is None else _plain(c),
+                          "t": t, "p": _plain(p),
+                          "w": np.zeros(len(t), np.int8) if w is None else _plain(w)})
+    return frame.groupby(["c", "t", "p", "w"], sort=False, dropna=False,
+                         observed=True).size()
 
 
 def _plain(x):
@@ -279,21 +310,24 @@ def _concat_cells(*parts):
     import pandas as pd
 
     both = pd.concat(parts)
-    return both.groupby(level=[0, 1, 2], sort=True, dropna=False).sum()
+    return both.groupby(level=[0, 1, 2, 3], sort=True, dropna=False).sum()
 
 
 def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
              confidence_level: float = 0.95, n_resamples: int = 10_000, seed=None,
-             clusters=None, labels=None, n_classes=None):
+             clusters=None, labels=None, n_classes=None, sample_weight=None,
+             ignore_index=None, nan_policy: str = "raise", thresholds=None):
     """Kappa with a confidence interval on dask collections.
 
-    Without ``clusters`` the rows are iid: the interval comes from the
-    merged confusion matrix (:func:`fastkappa.kappa_ci_from_confusion`),
-    exactly as on the concatenated data. With ``clusters`` (a collection
+    Without ``clusters`` or ``sample_weight`` the rows are iid: the interval
+    comes from the merged confusion matrix
+    (:func:`fastkappa.kappa_ci_from_confusion`), exactly as on the
+    concatenated data. With ``clusters`` or ``sample_weight`` (collections
     aligned with the labels), each partition sends its distinct
-    (cluster, y_true, y_pred) triples with their counts; the client
+    (cluster, y_true, y_pred, weight) rows with their counts; the client
     rebuilds the rows from them (compact, O(rows) memory on the client) and
-    calls :func:`fastkappa.kappa_ci` with ``clusters=``.
+    calls :func:`fastkappa.kappa_ci`. The other keywords are those of
+    :func:`fastkappa.kappa_ci`.
 
     Returns
     -------
@@ -308,32 +342,36 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     >>> round(fkd.kappa_ci(t, p, method="asymptotic").estimate, 4)
     0.75
     """
-    import fastkappa as fk
-
-    if clusters is None:
-        acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes)
+    inputs = _inputs(ignore_index, nan_policy, thresholds)
+    if clusters is None and sample_weight is None:
+        _kappa_ci_iv(method, confidence_level, n_resamples, seed)  # checked before any task
+        acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
+                         **inputs)
         return acc.ci(method=method, confidence_level=confidence_level,
                       n_resamples=n_resamples, seed=seed)
     _spec(weights, labels, n_classes)
-    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters})
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters,
+                         "sample_weight": sample_weight})
     tasks = [dask.delayed(_partition_cells)(part) for part in parts]
     cells = _tree(tasks, _concat_cells).compute()
     if len(tasks) == 1:
         cells = _concat_cells(cells)
     counts = cells.to_numpy()
-    c = np.repeat(cells.index.get_level_values(0).to_numpy(), counts)
-    t = np.repeat(cells.index.get_level_values(1).to_numpy(), counts)
-    p = np.repeat(cells.index.get_level_values(2).to_numpy(), counts)
-    return fk.kappa_ci(t, p, weights=weights, method=method,
+    c, t, p, w = (np.repeat(cells.index.get_level_values(i).to_numpy(), counts)
+                  for i in range(4))
+    return fk_kappa_ci(t, p, weights=weights, method=method,
                        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                       clusters=c, labels=labels, n_classes=n_classes)
+                       clusters=None if clusters is None else c, labels=labels,
+                       n_classes=n_classes, sample_weight=None if sample_weight is None else w,
+                       **inputs)
 
 
 # --------------------------------------------------------------------------- groups
 
 
-def _partition_groups(part, spec):
-    """{group key: CohenKappa} of one partition."""
+def _partition_groups(part, spec, inputs):
+    """{group key: CohenKappa} of one partition (rows with a missing group id are
+    dropped here; the client counts them and applies ``nan_policy``)."""
     t, p, w, g = flatten_labels(part["y_true"], part["y_pred"],
                                 sample_weight=_values(part, "sample_weight"),
                                 groups=part["groups"])
@@ -342,48 +380,62 @@ def _partition_groups(part, spec):
         return {}
     t, p = _plain(t), _plain(p)
     w = None if w is None else _plain(w)
-    if g.dtype == object:
-        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in g])
-    elif g.dtype.kind == "f":
-        missing = np.isnan(g)
-    else:
-        missing = np.zeros(len(g), dtype=bool)
+    codes, keys = id_keys(g, len(g), "groups")
+    missing = codes < 0
+    out = {}
     if missing.any():
-        raise ValueError(
-            f"`groups` is missing (NaN/None) on {int(missing.sum())} rows; drop them first.")
-    keys, codes = np.unique(g, return_inverse=True)
+        out[_MISSING] = int(missing.sum())  # only counted, never scored
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
-    out = {}
     for j, key in enumerate(keys.tolist()):
         sel = order[bounds[j]:bounds[j + 1]]
+        if len(sel) == 0:
+            continue
         acc = CohenKappa(**spec)
-        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel])
+        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel], **inputs)
         out[key] = acc
     return out
+
+
+class _MissingKey:
+    """The key under which partitions count rows whose group id is missing."""
+
+    def __repr__(self) -> str:
+        return "<missing group>"
+
+    def __reduce__(self):
+        return "_MISSING"
+
+
+_MISSING = _MissingKey()
 
 
 def _merge_group_dicts(*dicts):
     out: dict = {}
     for d in dicts:
         for key, acc in d.items():
-            if key in out:
+            if key is _MISSING:
+                out[key] = out.get(key, 0) + acc
+            elif key in out:
                 out[key] = out[key] + acc
             else:
                 out[key] = copy.deepcopy(acc)
     return out
 
 
-def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = None,
-                   confidence_level: float = 0.95, n_resamples: int = 2000, seed=None,
-                   labels=None, n_classes=None, sample_weight=None):
+def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None = None,
+                   confidence_level: float = 0.95, n_resamples: int = 10_000, seed=None,
+                   labels=None, n_classes=None, sample_weight=None, ignore_index=None,
+                   nan_policy: str = "raise", thresholds=None,
+                   replace_undefined_by: float = np.nan, ci: str | None = None):
     """Kappa per group on dask collections (see :func:`fastkappa.kappa_by_group`).
 
     One pass: each partition scores its rows of every group into a
     :class:`fastkappa.CohenKappa`; the accumulators of each group are merged
-    across partitions and then put on the global class scale. ``ci`` adds an
-    iid interval per group from its confusion matrix (not with
-    ``sample_weight``, whose intervals need the rows).
+    across partitions and then put on the global class scale. ``method``
+    adds an iid interval per group from its confusion matrix (not with
+    ``sample_weight``, whose intervals need the rows); ``ci`` is its
+    deprecated alias. Missing group ids follow ``nan_policy``.
 
     Returns
     -------
@@ -399,30 +451,28 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = Non
     >>> fkd.kappa_by_group(t, p, g).kappa
     array([1. , 0.5])
     """
-    import warnings
-
-    import fastkappa as fk
-
-    from .exceptions import UndefinedKappaWarning
-    from .groups import KappaByGroup
-
-    if ci is not None and sample_weight is not None:
+    method, confidence_level, n_resamples, seq = group_interval_iv(
+        method, ci, confidence_level, n_resamples, seed)
+    if method is not None and sample_weight is not None:
         raise ValueError(
             "per-group intervals with `sample_weight` resample the weighted rows; use "
             "fastkappa.kappa_by_group on in-memory data for them.")
-    if ci is not None and ci not in ("percentile", "basic", "bca", "asymptotic"):
-        raise ValueError(
-            "`ci` must be None or one of ('percentile', 'basic', 'bca', 'asymptotic'); got "
-            f"{ci!r}.")
+    inputs = _inputs(ignore_index, nan_policy, thresholds)
     spec = _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
                          "sample_weight": sample_weight})
-    tasks = [dask.delayed(_partition_groups)(part, spec) for part in parts]
+    tasks = [dask.delayed(_partition_groups)(part, spec, inputs) for part in parts]
     merged = _tree(tasks, _merge_group_dicts).compute()
     if len(tasks) == 1:
         merged = _merge_group_dicts(merged)
+    missing = merged.pop(_MISSING, None)
+    if missing is not None and nan_policy != "omit":
+        raise ValueError(
+            f"`groups` is missing (NaN/None/null) on {missing} rows; pass "
+            "nan_policy='omit' to drop them.")
     if not merged:
-        raise ValueError("no rows to score: the collections are empty.")
+        raise ValueError("no rows to score: the collections are empty"
+                         + (" once rows without a group id are dropped." if missing else "."))
     overall = functools.reduce(lambda a, b: a.merge(b), merged.values(),
                                CohenKappa(**spec))
     classes = overall.labels
@@ -437,25 +487,25 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = Non
             kappa[i] = 1.0 - obs / exp
     if not overall.weighted:
         n_g = np.array([merged[k].n_rows for k in keys], dtype=np.int64)
-    undefined = int(np.isnan(kappa).sum())
-    if undefined:
+    undefined = np.isnan(kappa)
+    if undefined.any():
         warnings.warn(
-            f"kappa is undefined (or no row is left) in {undefined} of {len(keys)} groups; "
-            "they are reported as nan.", UndefinedKappaWarning, stacklevel=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedKappaWarning)
-        total = overall.compute()
+            f"kappa is undefined (or no row is left) in {int(undefined.sum())} of "
+            f"{len(keys)} groups; they are reported as "
+            f"replace_undefined_by={replace_undefined_by!r}.", UndefinedKappaWarning,
+            stacklevel=2)
+        kappa[undefined] = replace_undefined_by
+    total = overall.compute(replace_undefined_by=replace_undefined_by)
     low = high = None
-    if ci is not None:
+    if method is not None:
         low = np.full(len(keys), np.nan)
         high = np.full(len(keys), np.nan)
-        seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
-                                       else seed.integers(2**63)).spawn(len(keys))
+        seeds = seq.spawn(len(keys))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for i in range(len(keys)):
-                res = fk.kappa_ci_from_confusion(
-                    tables[i], weights=spec["weights"], method=ci,
+                res = kappa_ci_from_confusion(
+                    tables[i], weights=spec["weights"], method=method,
                     confidence_level=confidence_level, n_resamples=n_resamples, seed=seeds[i])
                 low[i], high[i] = res.low, res.high
     w = spec["weights"]
@@ -465,4 +515,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, ci: str | None = Non
         groups=group_keys, kappa=kappa, n=n_g, overall=total,
         confusion=np.ascontiguousarray(tables), classes=classes,
         weights=w if isinstance(w, str) or w is None else "custom",
-        low=low, high=high, method=ci, confidence_level=confidence_level if ci else None)
+        low=low, high=high, method=method,
+        confidence_level=confidence_level if method else None,
+        n_resamples=None if method in (None, "asymptotic") else n_resamples,
+        seed=None if method in (None, "asymptotic") else seed_record(seq))

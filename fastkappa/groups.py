@@ -9,23 +9,41 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _weights
-from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._columns import (
+    CodesColumn,
+    FloatColumn,
+    IntColumn,
+    MatrixColumn,
+    as_column,
+    materialize,
+)
 from ._shapes import flatten_labels
 from ._validation import (
     LUT_RANGE_MAX,
     _int_lut,
     _is_plain_range,
+    check_nan_policy,
     chunked,
     encode_pair,
+    id_codes,
     minmax,
     n_chunks_for,
+    omit_missing_ids,
+    take_rows,
 )
-from .exceptions import UndefinedKappaWarning
+from .bootstrap import (
+    MIN_RELIABLE_CLUSTERS,
+    _kappa_ci_iv,
+    kappa_ci,
+    kappa_ci_from_confusion,
+    resolve_seed,
+    seed_record,
+)
+from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
 from .results import GroupKappa, KappaByGroup
 
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 
-CI_METHODS = ("percentile", "basic", "bca", "asymptotic")
 #: integer group ids spanning fewer values than this get one slot per value
 DIRECT_GROUPS_MAX = 1 << 16
 #: the most per-chunk partial counts the group kernel allocates (all chunks together)
@@ -144,15 +162,36 @@ def _count_groups(enc, gv, goff, glut, g: int):
     return flat.sum(axis=0).reshape(g + 1, s, s), wflat.sum(axis=0).reshape(g + 1, s, s)
 
 
+def group_interval_iv(method, ci, confidence_level, n_resamples, seed):
+    """Interval options of ``kappa_by_group`` (here and in ``fastkappa.dask``).
+
+    ``ci`` is the deprecated alias of ``method`` (a FutureWarning). Returns
+    ``(method, confidence_level, n_resamples, seed_sequence)``; without a
+    method the seed is still checked (the one message for a bad seed) and
+    the sequence is None: nothing is drawn.
+    """
+    if ci is not None:
+        if method is not None:
+            raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
+        warnings.warn("`ci` is deprecated and will be removed in the next release; pass "
+                      "`method` instead (the same values).", FutureWarning, stacklevel=3)
+        method = ci
+    if method is None:
+        resolve_seed(seed)
+        return None, confidence_level, n_resamples, None
+    return _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+
+
 def kappa_by_group(
     y_true: ArrayLike,
     y_pred: ArrayLike,
     groups: ArrayLike,
     *,
     weights: str | ArrayLike | None = None,
-    ci: str | None = None,
+    method: str | None = None,
+    clusters: ArrayLike | None = None,
     confidence_level: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = 10_000,
     seed=None,
     labels: ArrayLike | None = None,
     n_classes: int | None = None,
@@ -160,13 +199,15 @@ def kappa_by_group(
     ignore_index: Any = None,
     nan_policy: str = "raise",
     thresholds: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+    ci: str | None = None,
 ) -> KappaByGroup:
     """Kappa for every group in one pass, each on the global class scale.
 
     The classes are fixed once from all rows (or the declaration), so a group
     that lacks a grade is still scored on the full scale. Groups where kappa
-    is undefined get nan (with one :class:`UndefinedKappaWarning` naming how
-    many), never an error.
+    is undefined get ``replace_undefined_by`` (with one
+    :class:`UndefinedKappaWarning` naming how many), never an error.
 
     Parameters
     ----------
@@ -178,14 +219,25 @@ def kappa_by_group(
         of the label shape.
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights.
-    ci : None or {'percentile', 'basic', 'bca', 'asymptotic'}
+    method : None or {'percentile', 'basic', 'bca', 'asymptotic'}
         Also compute an interval per group with this method (see
-        :func:`fastkappa.kappa_ci`); rows are treated as independent.
+        :func:`fastkappa.kappa_ci`). None (the default): no interval.
+    clusters : array_like of shape (n,), optional
+        Cluster ids (e.g. patients) for the intervals: whole clusters are
+        resampled within each group, and the standard errors are
+        cluster-robust (see :func:`fastkappa.kappa_ci`). Needs ``method``.
+        Missing ids follow ``nan_policy``. A group with fewer than 2 clusters
+        gets a nan interval; fewer than 30 draw a warning.
     confidence_level, n_resamples, seed
-        Passed to the interval computation; each group gets its own stream
-        spawned from ``seed``.
+        As in :func:`fastkappa.kappa_ci`; each group gets its own stream
+        spawned from ``seed``, and the result records the seed.
     labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
         As in :func:`fastkappa.cohen_kappa`.
+    replace_undefined_by : float, default nan
+        Kappa reported for a group (or overall) where it is undefined.
+    ci : None or str
+        Deprecated alias of ``method`` (it will be removed in the next
+        release).
 
     Returns
     -------
@@ -200,10 +252,21 @@ def kappa_by_group(
     >>> res["b"].kappa
     0.5
     """
-    y_true, y_pred, sample_weight, groups = flatten_labels(
-        y_true, y_pred, sample_weight=sample_weight, groups=groups)
-    if ci is not None and ci not in CI_METHODS:
-        raise ValueError(f"`ci` must be None or one of {CI_METHODS}; got {ci!r}.")
+    method, confidence_level, n_resamples, seq = group_interval_iv(
+        method, ci, confidence_level, n_resamples, seed)
+    if method is None and clusters is not None:
+        raise ValueError("`clusters` only changes the intervals; pass `method=` (e.g. "
+                         "'bca') to compute them, or drop `clusters`.")
+    check_nan_policy(nan_policy)
+    # iterators are read once: the rows are read again for groups and intervals
+    y_true, y_pred, groups, sample_weight, clusters = (
+        materialize(v) for v in (y_true, y_pred, groups, sample_weight, clusters))
+    y_true, y_pred, sample_weight, groups, clusters = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, groups=groups, clusters=clusters)
+    clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
+        "y_true": y_true, "y_pred": y_pred, "groups": groups, "sample_weight": sample_weight})
+    y_true, y_pred, groups = rows["y_true"], rows["y_pred"], rows["groups"]
+    sample_weight = rows["sample_weight"]
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights,
@@ -250,68 +313,82 @@ def kappa_by_group(
     kappa, n_g = _group_kappas(tables, enc.weights)
     if wsum is None:
         n_g = n_g.astype(np.int64)
-    undefined = int(np.isnan(kappa).sum())
-    if undefined:
+    undefined = np.isnan(kappa)
+    if undefined.any():
         warnings.warn(
-            f"kappa is undefined (or no row is left) in {undefined} of {g} groups; they are "
-            "reported as nan.", UndefinedKappaWarning, stacklevel=2)
+            f"kappa is undefined (or no row is left) in {int(undefined.sum())} of {g} groups; "
+            f"they are reported as replace_undefined_by={replace_undefined_by!r}.",
+            UndefinedKappaWarning, stacklevel=2)
+        kappa[undefined] = replace_undefined_by
     total = tables.sum(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedKappaWarning)
-        overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights))
+    overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights),
+                                    replace_undefined_by)
     low = high = None
-    if ci is not None:
-        low, high = _group_intervals(enc, tables, gv, goff, glut, ci, confidence_level,
-                                     n_resamples, seed, y_true, y_pred, weights, labels,
-                                     n_classes, sample_weight, ignore_index, nan_policy,
-                                     thresholds, groups)
+    if method is not None:
+        low, high = _group_intervals(enc, tables, gv, goff, glut, method, confidence_level,
+                                     n_resamples, seq, y_true, y_pred, weights, sample_weight,
+                                     ignore_index, nan_policy, thresholds, clusters)
     return KappaByGroup(
         groups=keys, kappa=kappa, n=n_g, overall=overall,
         confusion=np.ascontiguousarray(tables), classes=enc.classes,
-        weights=_weights.canonical(weights) if isinstance(weights, str) or weights is None
-        else "custom",
-        low=low, high=high, method=ci, confidence_level=confidence_level if ci else None)
+        weights=_weights.canonical(weights) if isinstance(weights, str) or weights is None else "custom",
+        low=low, high=high, method=method,
+        confidence_level=confidence_level if method else None,
+        n_resamples=None if method in (None, "asymptotic") else n_resamples,
+        seed=None if method in (None, "asymptotic") else seed_record(seq))
 
 
-def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_resamples, seed,
-                     y_true, y_pred, weights, labels, n_classes, sample_weight, ignore_index,
-                     nan_policy, thresholds, groups):
-    import fastkappa as fk
-
+def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_resamples, seq,
+                     y_true, y_pred, weights, sample_weight, ignore_index, nan_policy,
+                     thresholds, clusters):
     g = tables.shape[0]
     low = np.full(g, np.nan)
     high = np.full(g, np.nan)
-    seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
-                                   else seed.integers(2**63)).spawn(g)
-    rows = None
+    seeds = seq.spawn(g)
+    rows = ccodes = None
+    if enc.sample_weight is not None or clusters is not None:
+        lut_idx = np.clip(np.asarray(gv, dtype=np.int64) - goff, 0, len(glut) - 1)
+        rows = glut[lut_idx]
+    if clusters is not None:
+        ccodes = id_codes(clusters, enc.n_input, "clusters")
+        keep = enc.keep()
+        scored = rows if keep is None else np.where(keep, rows, g)
+        few = []
+        for i in range(g):
+            n_cl = len(np.unique(ccodes[scored == i]))
+            if n_cl < MIN_RELIABLE_CLUSTERS and tables[i].sum() > 0:
+                few.append((i, n_cl))
+        if few:
+            single = sum(1 for _, c in few if c < 2)
+            warnings.warn(
+                f"{len(few)} of {g} groups have fewer than {MIN_RELIABLE_CLUSTERS} clusters, "
+                "so their cluster-robust intervals are unreliable"
+                + (f"; {single} have fewer than 2 and get a nan interval" if single else "")
+                + ".", DegenerateIntervalWarning, stacklevel=3)
+        too_few = {i for i, c in few if c < 2}
+    else:
+        too_few = set()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
         for i in range(g):
-            if tables[i].sum() == 0:
+            if tables[i].sum() == 0 or i in too_few:
                 continue
-            if enc.sample_weight is None:
-                res = fk.kappa_ci_from_confusion(
+            if rows is None:
+                res = kappa_ci_from_confusion(
                     tables[i], weights=enc.weights if not isinstance(weights, str) and (
                         weights is not None) else weights,
                     method=method, confidence_level=confidence_level,
                     n_resamples=n_resamples, seed=seeds[i])
             else:
-                if rows is None:
-                    lut_idx = np.clip(np.asarray(gv, dtype=np.int64) - goff, 0, len(glut) - 1)
-                    rows = glut[lut_idx]
                 mask = rows == i
-                res = fk.kappa_ci(
-                    _take(y_true, mask), _take(y_pred, mask), weights=weights, method=method,
-                    confidence_level=confidence_level, n_resamples=n_resamples,
-                    seed=seeds[i], labels=enc.classes, sample_weight=_take(sample_weight, mask),
-                    ignore_index=ignore_index, nan_policy=nan_policy, thresholds=thresholds)
+                res = kappa_ci(
+                    take_rows(y_true, mask, "y_true"), take_rows(y_pred, mask, "y_pred"),
+                    weights=weights, method=method, confidence_level=confidence_level,
+                    n_resamples=n_resamples, seed=seeds[i], labels=enc.classes,
+                    sample_weight=take_rows(sample_weight, mask, "sample_weight"),
+                    ignore_index=ignore_index, nan_policy=nan_policy, thresholds=thresholds,
+                    clusters=None if ccodes is None else ccodes[mask])
             low[i], high[i] = res.low, res.high
     return low, high
 
 
-def _take(x, mask):
-    col = as_column(x, "x")
-    if isinstance(col, CodesColumn):
-        return col.categories[col.codes[mask]] if (col.codes[mask] >= 0).all() else np.where(
-            col.codes[mask] >= 0, col.categories[np.maximum(col.codes[mask], 0)], None)
-    return col.values[mask]

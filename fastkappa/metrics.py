@@ -90,7 +90,7 @@ def confusion_matrix(
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds)
-    return enc.confusion().copy()
+    return enc.confusion()  # the encoding is ours alone: no copy of a (K, K) table
 
 
 def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
@@ -193,7 +193,7 @@ def cohen_kappa(
     if isinstance(weights, str) and weights == "quadratic":
         terms = _quadratic_fast(enc)
     if terms is None:
-        terms = _weights.kappa_terms(enc.confusion(), enc.weights)
+        terms = _weights.kappa_terms_named(enc.confusion(), enc.weights_spec)
     return _weights.finish_kappa(*terms, replace_undefined_by)
 
 
@@ -250,9 +250,19 @@ def _check_confusion(confusion) -> np.ndarray:
         raise ValueError("`confusion` must be finite; it holds nan or inf.")
     if np.any(o < 0):
         raise ValueError("`confusion` must be non-negative counts.")
-    if not o.sum() > 0:
+    if not o.any():  # not a sum: int64 sums of big tables overflow
         raise ValueError("`confusion` is all zeros; kappa needs at least one rated pair.")
     return o
+
+
+def total_count(o: np.ndarray) -> int | float:
+    """Exact sum of a checked non-negative table: a Python int for integer
+    tables (never an int64 sum that overflows), a float for float tables."""
+    if o.dtype.kind == "f":
+        return float(o.sum())
+    if float(o.sum(dtype=np.float64)) < 2.0**62:
+        return int(o.astype(np.int64, copy=False).sum())
+    return sum(int(v) for v in o.ravel().tolist())
 
 
 def kappa_from_confusion(
@@ -273,5 +283,7 @@ def kappa_from_confusion(
     0.4842
     """
     o = _check_confusion(confusion)
-    w = weight_matrix(o.shape[0], weights)
-    return _weights.finish_kappa(*_weights.kappa_terms(o, w), replace_undefined_by)
+    if not _weights.is_named(weights):
+        weights = weight_matrix(o.shape[0], weights)  # checks a custom matrix
+    return _weights.finish_kappa(*_weights.kappa_terms_named(o, weights),
+                                 replace_undefined_by)

@@ -565,7 +565,7 @@ def forest(result, *, ax: Axes | None = None, sort: bool = False) -> Axes:
     >>> rng = np.random.default_rng(0)
     >>> t = rng.integers(0, 3, 300)
     >>> p = np.where(rng.random(300) < 0.7, t, rng.integers(0, 3, 300))
-    >>> res = fk.kappa_by_group(t, p, rng.integers(0, 4, 300), ci="percentile", seed=0)
+    >>> res = fk.kappa_by_group(t, p, rng.integers(0, 4, 300), method="percentile", seed=0)
     >>> ax = fkplot.forest(res, sort=True)  # doctest: +SKIP
     """
     names, est, low, high, meta = _forest_rows(result)

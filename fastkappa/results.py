@@ -54,6 +54,30 @@ def _digits(*values: float, least: int = 2, most: int = 4) -> int:
     return most
 
 
+def _version() -> str:
+    """The fastkappa version, for provenance in ``to_dict()``."""
+    from . import __version__
+
+    return __version__
+
+
+def seed_to_json(seed) -> Any:
+    """A recorded seed as JSON data: an int, a list of ints, or a SeedSequence
+    spawned from one as ``{"entropy": ..., "spawn_key": [...]}``."""
+    if seed is None or isinstance(seed, (int, list)):
+        return seed
+    if isinstance(seed, np.random.SeedSequence):
+        return {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
+    return seed
+
+
+def weights_to_json(weights) -> Any:
+    """``weights`` as JSON data: None, a name, or a matrix as nested lists."""
+    if weights is None or isinstance(weights, str):
+        return weights
+    return np.asarray(weights, dtype=np.float64).tolist()
+
+
 def _level(confidence_level: float) -> str:
     return f"{100 * confidence_level:.10g}%"
 
@@ -94,6 +118,12 @@ class KappaCI:
         ``estimate / standard_error_null``.
     p_value : float
         Two-sided normal p-value for H0: kappa = 0.
+    seed : int, list of int, SeedSequence or None
+        The seed that reproduces the bootstrap (pass it back as ``seed=``);
+        ``seed=None`` drew one from the OS and it is recorded here.  None for
+        ``"asymptotic"``, which draws nothing.
+    weights : None, str or ndarray
+        The kappa weights the estimate used.
     """
 
     estimate: float
@@ -108,6 +138,8 @@ class KappaCI:
     standard_error_null: float = float("nan")
     z: float = float("nan")
     p_value: float = float("nan")
+    seed: Any = field(default=None, compare=False)
+    weights: Any = field(default=None, compare=False)
 
     def __str__(self) -> str:
         label = _METHOD_LABELS.get(self.method, self.method)
@@ -178,6 +210,9 @@ class KappaCI:
             "standard_error_null": _json_float(self.standard_error_null),
             "z": _json_float(self.z),
             "p_value": _json_float(self.p_value),
+            "seed": seed_to_json(self.seed),
+            "weights": weights_to_json(self.weights),
+            "version": _version(),
         }
         if distribution:
             out["distribution"] = [_json_float(v) for v in np.asarray(self.distribution)]
@@ -246,6 +281,8 @@ class Comparison:
     n : int
         Rows scored (the rows every model could be scored on).
     classes : ndarray
+    seed : int, list of int, SeedSequence or None
+        The seed that reproduces the resamples (None for ``"asymptotic"``).
     """
 
     models: dict[str, KappaCI]
@@ -258,6 +295,7 @@ class Comparison:
     weights: str | None
     n: int
     classes: np.ndarray = field(repr=False)
+    seed: Any = None
 
     def pair(self, a: str, b: str) -> PairDifference:
         """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
@@ -276,6 +314,7 @@ class Comparison:
             "method": self.method, "confidence_level": self.confidence_level,
             "n_resamples": self.n_resamples, "p_adjust": self.p_adjust,
             "reference": self.reference, "weights": self.weights, "n": self.n,
+            "seed": seed_to_json(self.seed), "version": _version(),
             "models": {k: v.to_dict() for k, v in self.models.items()},
             "pairs": [p.to_dict() for p in self.pairs],
         }
@@ -433,6 +472,11 @@ class KappaByGroup:
         Each group's confusion matrix.
     classes : ndarray
         The classes (global, fixed from the full data).
+    method, confidence_level, n_resamples : optional
+        The interval options (None without intervals).
+    seed : int, list of int, SeedSequence or None
+        The seed that reproduces the intervals (one child per group is
+        spawned from it); None when nothing was drawn.
     """
 
     groups: np.ndarray = field(repr=False)
@@ -446,6 +490,8 @@ class KappaByGroup:
     high: np.ndarray | None = field(default=None, repr=False)
     method: str | None = None
     confidence_level: float | None = None
+    n_resamples: int | None = None
+    seed: Any = None
 
     def __len__(self) -> int:
         return len(self.groups)
@@ -477,8 +523,10 @@ class KappaByGroup:
         if self.low is None:
             for r in rows:
                 del r["low"], r["high"]
-        return {"overall": clean(self.overall), "weights": self.weights, "method": self.method,
-                "confidence_level": self.confidence_level, "groups": rows}
+        return {"overall": clean(self.overall), "weights": weights_to_json(self.weights),
+                "method": self.method, "confidence_level": self.confidence_level,
+                "n_resamples": self.n_resamples, "seed": seed_to_json(self.seed),
+                "version": _version(), "groups": rows}
 
     def to_dataframe(self):
         """A pandas DataFrame with one row per group (needs pandas)."""

@@ -17,8 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _weights
+from ._columns import materialize
+from ._validation import MAX_CLASSES, _check_labels, encode_pair
+from .bootstrap import kappa_ci_from_confusion
 from ._shapes import flatten_labels
-from ._validation import _check_labels, encode_pair
 
 __all__ = ["CohenKappa"]
 
@@ -246,12 +248,18 @@ class CohenKappa:
         y_true: ArrayLike,
         y_pred: ArrayLike,
         sample_weight: ArrayLike | None = None,
+        ignore_index: Any = None,
+        nan_policy: str = "raise",
+        thresholds: ArrayLike | None = None,
     ) -> CohenKappa:
         """Add a batch of label pairs.
 
         Each batch is validated like :func:`fastkappa.cohen_kappa` (missing
         values, values outside declared classes, mixed kinds raise
-        ``ValueError``); an empty batch is a no-op.
+        ``ValueError``); an empty batch is a no-op. Iterators (generators)
+        are read once. Learned classes obey the same limit as one batch
+        (``MAX_CLASSES``): a batch that would take the accumulator past it is
+        rejected and leaves it unchanged.
 
         Parameters
         ----------
@@ -261,6 +269,13 @@ class CohenKappa:
             (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
+        ignore_index : scalar, optional
+            Rows where either side equals this value are dropped.
+        nan_policy : {'raise', 'omit'}, default 'raise'
+            What to do with rows holding NaN/None on either side.
+        thresholds : array_like, optional
+            Increasing cut points that turn 1-D continuous ``y_pred`` scores
+            into class indices (see :func:`fastkappa.cohen_kappa`).
 
         Returns
         -------
@@ -274,16 +289,21 @@ class CohenKappa:
         array([[1, 0],
                [1, 1]])
         """
+        # read iterators once: a batch may be encoded twice (known labels, then learning)
+        y_true, y_pred, sample_weight = (materialize(v) for v in (y_true, y_pred,
+                                                                   sample_weight))
         y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred,
                                                        sample_weight=sample_weight)
         if _is_empty(y_true) and _is_empty(y_pred):
             return self
+        inputs = {"sample_weight": sample_weight, "ignore_index": ignore_index,
+                  "nan_policy": nan_policy, "thresholds": thresholds,
+                  "weights": self._weights_spec}
         if self._fixed:
             kw: dict[str, Any] = ({"n_classes": self._n_classes_arg}
                                   if self._n_classes_arg is not None
                                   else {"labels": self._labels})
-            enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
-                              weights=self._weights_spec, **kw)
+            enc = encode_pair(y_true, y_pred, **inputs, **kw)
             batch = enc.confusion()
             self._add(batch, None)
         else:
@@ -294,8 +314,7 @@ class CohenKappa:
                 # (a lookup table, no pass to find the value range); any error,
                 # a new label included, sends the batch down the learning path
                 try:
-                    enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
-                                      weights=self._weights_spec, labels=self._labels)
+                    enc = encode_pair(y_true, y_pred, labels=self._labels, **inputs)
                     enc.confusion()
                 except ValueError:
                     enc = None
@@ -303,8 +322,7 @@ class CohenKappa:
                 self._add(enc.confusion(), None)
                 self._n_rows += int(enc.counts().sum())
                 return self
-            enc = encode_pair(y_true, y_pred, sample_weight=sample_weight,
-                              weights=self._weights_spec)
+            enc = encode_pair(y_true, y_pred, **inputs)
             classes = np.asarray(enc.classes)
             kind = _kind_of(classes)
             if kind == "str" and not _weights.is_unweighted(self._weights_spec):
@@ -338,6 +356,11 @@ class CohenKappa:
             new = classes.copy()
         else:
             new = _union(self._labels, classes, kind)
+        if len(new) > MAX_CLASSES:
+            raise ValueError(
+                f"this batch would take the accumulator to {len(new)} classes, more than "
+                f"the {MAX_CLASSES} a confusion matrix supports here (the same limit as "
+                "for one batch); are these really class labels? The batch was not added.")
         if len(new) != len(self._labels) or not np.array_equal(new, self._labels):
             pos = _positions(self._labels, new)
             grown = np.zeros((len(new), len(new)), dtype=self._confusion.dtype)
@@ -550,9 +573,7 @@ class CohenKappa:
                 "longer holds; call fastkappa.kappa_ci(y_true, y_pred, sample_weight=...) "
                 "on the rows instead.")
         self._check_nonempty()
-        import fastkappa
-
-        return fastkappa.kappa_ci_from_confusion(
+        return kappa_ci_from_confusion(
             self._confusion, weights=self._weights_spec, method=method,
             confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
 

@@ -45,6 +45,7 @@ from . import _weights
 from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
 from ._shapes import flatten_labels
 from ._validation import check_sample_weight, encode_pair
+from .bootstrap import resolve_seed
 from .exceptions import UndefinedKappaWarning
 
 __all__ = [
@@ -453,6 +454,13 @@ def continuous_qwk(
     if len(t) == 0:
         raise ValueError("`y_true` and `scores` are empty; kappa needs at least one row.")
     sw = check_sample_weight(sample_weight, len(t))
+    # the coefficient is unchanged when both sides are scaled by one factor: an
+    # exact power-of-two rescale keeps squares of values near 1e200 (or 1e-200)
+    # inside the float64 range
+    top = max(float(np.abs(t).max()), float(np.abs(s).max()))
+    if top > 0:
+        shift = -int(np.frexp(top)[1])
+        t, s = np.ldexp(t, shift), np.ldexp(s, shift)
     if sw is None:
         mt, ms = t.mean(), s.mean()
         dt, ds = t - mt, s - ms
@@ -493,7 +501,7 @@ def _stratified_folds(t: np.ndarray, n_classes: int, n_folds: int, seed) -> np.n
     (contiguous blocks, like ``StratifiedKFold(shuffle=False)``); with one
     they are shuffled first.
     """
-    rng = None if seed is None else np.random.default_rng(seed)
+    rng = None if seed is None else np.random.default_rng(resolve_seed(seed))
     fold = np.empty(len(t), dtype=np.int64)
     order = np.argsort(t, kind="stable")
     counts = np.bincount(t, minlength=n_classes)

@@ -122,7 +122,7 @@ def test_main_score_by_group(files, graded, capsys):
     res = run_json(["score", files["gz"], "--true", "grade", "--pred", "model_b",
                     "--weights", "linear", "--by", "site", "--ci", "asymptotic"], capsys)
     ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
-                            weights="linear", ci="asymptotic")
+                            weights="linear", method="asymptotic")
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
     np.testing.assert_allclose([g["kappa"] for g in res["groups"]], ref.kappa, rtol=1e-12)
     np.testing.assert_allclose([g["ci"]["low"] for g in res["groups"]], ref.low, rtol=1e-12)

@@ -112,10 +112,11 @@ def test_kappa_ci_clusters_matches_in_memory(client, data):
 
 def test_kappa_by_group_matches_in_memory(client, data):
     frame, ddf = data
-    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, weights="linear", ci="bca", seed=2,
-                             n_resamples=300)
-    want = fk.kappa_by_group(frame.t, frame.p, frame.site, weights="linear", ci="bca",
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, weights="linear", method="bca",
+                             seed=np.random.SeedSequence(2), n_resamples=300)
+    want = fk.kappa_by_group(frame.t, frame.p, frame.site, weights="linear", method="bca",
                              seed=2, n_resamples=300)
+    assert got.seed == want.seed == 2
     assert got.groups.tolist() == want.groups.tolist()
     np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-12)
     np.testing.assert_array_equal(got.n, want.n)
@@ -132,7 +133,55 @@ def test_kappa_by_group_weighted_rows(client, data):
     np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-10)
     np.testing.assert_allclose(got.n, want.n, rtol=1e-12)
     with pytest.raises(ValueError, match="per-group intervals with `sample_weight`"):
-        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w, ci="bca")
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w, method="bca")
+
+
+def test_dask_takes_the_input_keywords(client, data):
+    frame, ddf = data
+    t = frame.t.where(frame.index % 7 != 0, -1)
+    p = frame.p.astype(float).where(frame.index % 11 != 0)
+    other = dd.from_pandas(pd.DataFrame({"t": t, "p": p, "w": frame.w}), npartitions=6)
+    kw = {"ignore_index": -1, "nan_policy": "omit"}
+    assert fkd.cohen_kappa(other.t, other.p, weights="linear", **kw) == pytest.approx(
+        fk.cohen_kappa(t, p, weights="linear", **kw), rel=1e-12)
+    np.testing.assert_array_equal(fkd.confusion_matrix(other.t, other.p, **kw),
+                                  fk.confusion_matrix(t, p, **kw))
+    with pytest.raises(ValueError, match="nan_policy='omit'"):
+        fkd.cohen_kappa(other.t, other.p, ignore_index=-1)
+    scores = dd.from_pandas(pd.DataFrame({"t": frame.t, "s": frame.p + 0.3}), npartitions=6)
+    cuts = [0.5, 1.5, 2.5, 3.5]
+    assert fkd.cohen_kappa(scores.t, scores.s, thresholds=cuts) == pytest.approx(
+        fk.cohen_kappa(frame.t, frame.p + 0.3, thresholds=cuts), rel=1e-12)
+    got = fkd.kappa_ci(other.t, other.p, sample_weight=other.w, method="asymptotic", **kw)
+    want = fk.kappa_ci(t, p, sample_weight=frame.w, method="asymptotic", **kw)
+    assert (got.estimate, got.standard_error) == pytest.approx(
+        (want.estimate, want.standard_error), rel=1e-10)
+    res = fkd.kappa_by_group(other.t, other.p, ddf.site, method="percentile", seed=3,
+                             n_resamples=200, **kw)
+    ref = fk.kappa_by_group(t, p, frame.site, method="percentile", seed=3, n_resamples=200,
+                            **kw)
+    np.testing.assert_allclose(res.kappa, ref.kappa, rtol=1e-12)
+    np.testing.assert_allclose(res.low, ref.low, rtol=1e-12)
+
+
+def test_dask_kappa_by_group_missing_group_ids_follow_nan_policy(client, data):
+    frame, _ = data
+    site = pd.array(frame.site.to_numpy(), dtype="string")
+    site[[3, 9000]] = pd.NA
+    with_na = frame.assign(site=site)
+    ddf = dd.from_pandas(with_na, npartitions=6)
+    with pytest.raises(ValueError, match=r"`groups` is missing .* on 2 rows; pass "
+                                         r"nan_policy='omit'"):
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site)
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, nan_policy="omit")
+    want = fk.kappa_by_group(with_na.t, with_na.p, with_na.site, nan_policy="omit")
+    assert got.groups.tolist() == want.groups.tolist()
+    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-12)
+    np.testing.assert_array_equal(got.n, want.n)
+    with pytest.warns(FutureWarning, match="`ci` is deprecated"):
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, nan_policy="omit", ci="asymptotic")
+    with pytest.raises(ValueError, match="`seed` must be None, a non-negative int"):
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, seed=-1)
 
 
 def test_dask_errors(client, data):

@@ -253,7 +253,7 @@ def test_comparison_shows_more_decimals_when_three_would_merge():
 def test_kappa_by_group_text_and_html_show_the_fields(ci):
     y, preds = _graded(n=3000, seed=2)
     groups = np.random.default_rng(3).choice(["north", "south", "east"], len(y))
-    res = fk.kappa_by_group(y, preds["a"], groups, weights="quadratic", ci=ci,
+    res = fk.kappa_by_group(y, preds["a"], groups, weights="quadratic", method=ci,
                             n_resamples=300, seed=0)
     for g in res.groups:
         sel = groups == g

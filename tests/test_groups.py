@@ -114,8 +114,8 @@ def test_kappa_by_group_validates_like_cohen_kappa():
         fk.kappa_by_group([0, 1], [0, 1], [1, 2, 3])
     with pytest.raises(ValueError, match="outside the declared classes"):
         fk.kappa_by_group([0, 1, 7], [0, 1, 1], [1, 1, 2], n_classes=2)
-    with pytest.raises(ValueError, match="`ci` must be None or one of"):
-        fk.kappa_by_group([0, 1], [0, 1], [1, 1], ci="wald")
+    with pytest.raises(ValueError, match="`method` must be 'percentile', 'basic'"):
+        fk.kappa_by_group([0, 1], [0, 1], [1, 1], method="wald")
 
 
 def test_kappa_by_group_ignore_index_drops_rows_in_groups():
@@ -129,14 +129,14 @@ def test_kappa_by_group_ignore_index_drops_rows_in_groups():
 
 def test_kappa_by_group_intervals_match_per_group_kappa_ci():
     t, p, g = _data(n=4000, n_groups=3)
-    res = fk.kappa_by_group(t, p, g, ci="percentile", n_resamples=500, seed=7)
+    res = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=500, seed=7)
     seeds = np.random.SeedSequence(7).spawn(3)
     for i in range(len(res)):
         ci = fk.kappa_ci_from_confusion(res.confusion[i], method="percentile",
                                         n_resamples=500, seed=seeds[i])
         assert (res.low[i], res.high[i]) == (ci.low, ci.high)
         assert res.low[i] < res.kappa[i] < res.high[i]
-    asym = fk.kappa_by_group(t, p, g, ci="asymptotic")
+    asym = fk.kappa_by_group(t, p, g, method="asymptotic")
     for i in range(3):
         ci = fk.kappa_ci_from_confusion(res.confusion[i], method="asymptotic")
         assert asym.low[i] == pytest.approx(ci.low)
@@ -183,7 +183,7 @@ def test_kappa_by_group_integer_ids_with_gaps_and_weighted_intervals():
     p = np.where(rng.random(n) < 0.7, t, rng.integers(0, 3, n))
     g = rng.choice([-4, 5, 9, 200], n)  # a range with many ids that never occur
     w = rng.random(n) + 0.5
-    res = fk.kappa_by_group(t, p, g, sample_weight=w, ci="percentile", n_resamples=300,
+    res = fk.kappa_by_group(t, p, g, sample_weight=w, method="percentile", n_resamples=300,
                             seed=3)
     assert list(res.groups) == [-4, 5, 9, 200]
     for key in res.groups:

@@ -323,7 +323,7 @@ def test_forest_of_groups_points_and_intervals_equal_result(tmp_path, sort):
     t, p = _data(n=4000, seed=4)
     g = np.array(["north", "south", "east", "west"])[np.random.default_rng(5).integers(0, 4,
                                                                                         4000)]
-    res = fk.kappa_by_group(t, p, g, weights="quadratic", ci="percentile", n_resamples=500,
+    res = fk.kappa_by_group(t, p, g, weights="quadratic", method="percentile", n_resamples=500,
                             seed=0)
     ax = fkplot.forest(res, sort=sort)
     _render(ax, tmp_path)

@@ -1,8 +1,47 @@
-"""The one decorator factory every kernel uses."""
+"""The one decorator factory every kernel uses, and the guard of parallel kernels."""
 
 from __future__ import annotations
 
+import functools
+import threading
+
 import numba
+
+#: serialises parallel kernels while the threading layer may not be thread-safe
+_PARALLEL_LOCK = threading.Lock()
+#: True once the active layer is known to be thread-safe, False when it is not,
+#: None before the first parallel kernel has run (numba picks the layer then)
+_layer_thread_safe: bool | None = None
+#: numba's layers that are safe to enter from several Python threads at once
+#: ("workqueue" is not: concurrent launches abort the process)
+_THREAD_SAFE_LAYERS = frozenset({"tbb", "omp"})
+
+
+def _known_thread_safety() -> bool | None:
+    """Whether the threading layer is thread-safe: from the configuration when it
+    names one, else from :func:`numba.threading_layer` once a kernel has run."""
+    configured = str(numba.config.THREADING_LAYER).lower()
+    if configured == "workqueue":
+        return False
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        return None
+    return layer in _THREAD_SAFE_LAYERS
+
+
+def run_parallel(kernel, *args):
+    """Call parallel ``kernel``: directly when the threading layer is thread-safe,
+    else holding one process-wide lock (the first call always holds it, since
+    the layer is only chosen then).  Serial kernels never need this."""
+    global _layer_thread_safe
+    if _layer_thread_safe:
+        return kernel(*args)
+    with _PARALLEL_LOCK:
+        out = kernel(*args)
+        if _layer_thread_safe is None:
+            _layer_thread_safe = _known_thread_safety()
+        return out
 
 
 def jit(*, parallel: bool = False, fastmath: bool = False):
@@ -12,11 +51,31 @@ def jit(*, parallel: bool = False, fastmath: bool = False):
     ``error_model="numpy"`` so 0/0 gives nan instead of raising, and
     ``nogil=True`` so several Python threads can run kernels at once.
     Compilation happens at the first call with a new type signature.
+
+    A ``parallel=True`` kernel is returned wrapped by :func:`run_parallel`,
+    so calls from several Python threads are safe under every threading
+    layer numba can pick (``workqueue`` is serialised); such kernels are
+    called from Python only, never from another kernel.  The compiled
+    dispatcher is the wrapper's ``dispatcher`` attribute.
     """
-    return numba.njit(
+    decorate = numba.njit(
         cache=True,
         error_model="numpy",
         nogil=True,
         parallel=parallel,
         fastmath=fastmath,
     )
+    if not parallel:
+        return decorate
+
+    def guarded(func):
+        dispatcher = decorate(func)
+
+        @functools.wraps(func)
+        def call(*args):
+            return run_parallel(dispatcher, *args)
+
+        call.dispatcher = dispatcher
+        return call
+
+    return guarded

@@ -74,7 +74,8 @@ def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
     """
     ss = s * s
     split = ss <= _SPLIT_MAX_CELLS
-    tables = np.zeros((4 if split else 1, ss), dtype=np.int64)
+    # a large table is counted straight into ``acc``: no second table of its size
+    tables = np.zeros((4 if split else 0, ss), dtype=np.int64)
     buf = np.empty(_BLOCK, dtype=np.intp)
     n = t.shape[0]
     for lo in range(0, n, _BLOCK):
@@ -92,7 +93,7 @@ def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
                 tables[0, buf[j]] += 1
         else:
             for j in range(m):
-                tables[0, buf[j]] += 1
+                acc[buf[j]] += 1
     for k in range(tables.shape[0]):
         for c in range(ss):
             acc[c] += tables[k, c]
@@ -128,7 +129,7 @@ def _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, acc, c
     """
     ss = s * s
     split = ss <= _SPLIT_MAX_CELLS
-    nt = 4 if split else 1
+    nt = 4 if split else 0  # a large table is summed straight into ``acc`` / ``cnt``
     wsum = np.zeros((nt, ss), dtype=np.float64)
     tables = np.zeros((nt, ss), dtype=np.int64)
     buf = np.empty(_BLOCK, dtype=np.intp)
@@ -154,8 +155,8 @@ def _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, acc, c
                 tables[0, buf[j]] += 1
         else:
             for j in range(m):
-                wsum[0, buf[j]] += wb[j]
-                tables[0, buf[j]] += 1
+                acc[buf[j]] += wb[j]
+                cnt[buf[j]] += 1
     for k in range(nt):
         for c in range(ss):
             acc[c] += wsum[k, c]

@@ -1,0 +1,721 @@
+"""Classes of defects from the hostile-input audit (issue 11) and the drift bugs of
+issue 12: each test would have caught its class, most over generated inputs.
+
+Oracles: ``reference.reference_kappa`` (exact fractions on the rows that
+should be kept), scikit-learn on the filtered rows, closed forms.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference import confusion_dict, kappa_from_table, reference_kappa
+
+import fastkappa as fk
+from fastkappa.exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
+
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+pl = pytest.importorskip("polars")
+
+ROOT = Path(__file__).resolve().parents[1]
+B = 2**53
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _close(got, want) -> bool:
+    if want is None:
+        return math.isnan(got)
+    return math.isclose(got, float(want), rel_tol=1e-12, abs_tol=1e-12)
+
+
+# --------------------------------------------------------------------------- 1. big ints
+
+
+def test_the_reported_big_integer_case():
+    got = fk.cohen_kappa([B, B + 1, None, 1, B], [B + 1, B, None, 1, B + 1],
+                         nan_policy="omit")
+    from sklearn.metrics import cohen_kappa_score
+
+    want = cohen_kappa_score([B, B + 1, 1, B], [B + 1, B, 1, B + 1])
+    assert got == pytest.approx(want, rel=1e-12) and got == pytest.approx(-1 / 11)
+
+
+_HUGE = st.sampled_from([B - 1, B, B + 1, B + 2, 2**62 + 1, 2**62, 2**63 - 1, 1, 0])
+_HUGE_SIGNED = st.sampled_from([-(2**63), -B - 1, -B, B, B + 1, 2**62 + 3, 5])
+
+
+def _as_container(values, kind):
+    """``values`` (Python ints and None) in one of the containers users pass."""
+    if kind == "list":
+        return list(values)
+    if kind == "object":
+        return np.array(values, dtype=object)
+    if kind in ("Int64", "UInt64"):
+        return pd.Series(pd.array(values, dtype=kind))
+    if kind == "Int64-array":
+        return pd.array(values, dtype="Int64")
+    if kind == "polars-Int64":
+        return pl.Series(values, dtype=pl.Int64)
+    if kind == "polars-UInt64":
+        return pl.Series(values, dtype=pl.UInt64)
+    if kind == "arrow-int64":
+        return pa.array(values, type=pa.int64())
+    if kind == "arrow-uint64":
+        return pa.array(values, type=pa.uint64())
+    if kind == "arrow-chunked":
+        half = len(values) // 2
+        return pa.chunked_array([pa.array(values[:half], type=pa.int64()),
+                                 pa.array(values[half:], type=pa.int64())])
+    if kind == "masked":
+        data = [0 if v is None else v for v in values]
+        return np.ma.array(np.array(data, dtype=np.int64), mask=[v is None for v in values])
+    raise AssertionError(kind)
+
+
+_SIGNED_KINDS = ["list", "object", "Int64", "Int64-array", "polars-Int64", "arrow-int64",
+                 "arrow-chunked", "masked"]
+_UNSIGNED_KINDS = ["UInt64", "polars-UInt64", "arrow-uint64"]
+
+
+@st.composite
+def _huge_pairs(draw):
+    unsigned = draw(st.booleans())
+    kind = draw(st.sampled_from(_UNSIGNED_KINDS if unsigned else _SIGNED_KINDS))
+    pool = _HUGE if unsigned else _HUGE_SIGNED
+    n = draw(st.integers(3, 25))
+    t = [draw(pool) for _ in range(n)]
+    p = [draw(pool) for _ in range(n)]
+    missing = draw(st.lists(st.integers(0, n - 1), max_size=3))
+    for i in missing:
+        (t if i % 2 else p)[i] = None
+    return kind, t, p
+
+
+@SETTINGS
+@given(_huge_pairs(), st.sampled_from([None, "linear", "quadratic"]), st.booleans())
+def test_integers_beyond_2_53_are_never_merged(case, weights, declare):
+    """No integer label passes through float64, whatever the container."""
+    kind, t, p = case
+    kept = [(a, b) for a, b in zip(t, p, strict=True) if a is not None and b is not None]
+    if not kept:
+        return
+    classes = sorted({v for pair in kept for v in pair})
+    labels = classes if declare else None
+    want = reference_kappa([a for a, _ in kept], [b for _, b in kept], weights=weights,
+                           labels=labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(_as_container(t, kind), _as_container(p, kind), weights=weights,
+                             labels=labels, nan_policy="omit")
+        cm = fk.confusion_matrix(_as_container(t, kind), _as_container(p, kind),
+                                 labels=classes, nan_policy="omit")
+    assert _close(got, want), (kind, t, p, got, want)
+    np.testing.assert_array_equal(cm, confusion_dict(*zip(*kept, strict=True), classes))
+
+
+def test_unsigned_labels_of_2_63_or_more_are_an_error_not_a_wrap():
+    for x in (pd.Series(pd.array([2**63, None, 1], dtype="UInt64")),
+              pa.array([2**63, None, 1], type=pa.uint64()),
+              pl.Series([2**63, None, 1], dtype=pl.UInt64),
+              np.ma.array(np.array([2**63, 0, 1], dtype=np.uint64), mask=[0, 1, 0])):
+        with pytest.raises(ValueError, match=r"unsigned integers of 2\*\*63 or more"):
+            fk.cohen_kappa(x, [1, 1, 1], nan_policy="omit")
+
+
+# --------------------------------------------------------------------------- 2. order
+
+
+_UNORDERED = [lambda v: set(v), lambda v: frozenset(v), lambda v: dict.fromkeys(v),
+              lambda v: dict.fromkeys(v).keys(), lambda v: {x: x for x in v}.values(),
+              lambda v: {x: x for x in v}.items()]
+
+
+@pytest.mark.parametrize("make", _UNORDERED)
+def test_unordered_labels_are_rejected(make):
+    with pytest.raises(ValueError, match=r"`labels` is a .*no reliable order; pass a list"):
+        fk.cohen_kappa([0, 1, 2], [0, 2, 1], labels=make([0, 1, 2]), weights="quadratic")
+    with pytest.raises(ValueError, match=r"`labels` is a .*pass a list"):
+        fk.CohenKappa(labels=make([0, 1, 2]))
+
+
+@pytest.mark.parametrize("make", _UNORDERED[:3])
+def test_unordered_rows_are_rejected(make):
+    with pytest.raises(ValueError, match=r"`y_true` is a .*one label per row"):
+        fk.cohen_kappa(make([0, 1, 2]), [0, 1, 2])
+    with pytest.raises(ValueError, match=r"`y_pred` is a .*pass a list"):
+        fk.confusion_matrix([0, 1, 2], make([0, 1, 2]))
+
+
+def test_labels_as_a_set_fail_the_same_way_under_every_hash_seed():
+    """The audit's case: a set gave -0.071 or 0.25 depending on PYTHONHASHSEED."""
+    code = ("import fastkappa as fk\n"
+            "try:\n"
+            "    print(fk.cohen_kappa(['b', 'a', 'c', 'a'], ['a', 'c', 'c', 'b'], "
+            "labels={'c', 'a', 'b'}, weights='quadratic'))\n"
+            "except ValueError as e:\n"
+            "    print('ValueError', e)\n")
+    outs = set()
+    for seed in ("0", "1"):
+        env = {**os.environ, "PYTHONHASHSEED": seed,
+               "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True, timeout=300, check=True).stdout)
+    assert len(outs) == 1
+    assert outs.pop().startswith("ValueError `labels` is a set")
+
+
+# --------------------------------------------------------------------------- 3. ignore_index
+
+
+_ONE = [True, 1, 1.0, np.int8(1), np.uint64(1), np.float32(1.0), np.bool_(True)]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=2, max_size=40),
+       st.sampled_from(["bool", "int8", "int64", "float64", "object"]),
+       st.sampled_from(_ONE))
+def test_ignore_index_compares_by_value(rows, dtype, ignore):
+    """ignore_index=1 in any spelling drops the rows holding 1 in any dtype."""
+    t = [a % 2 if dtype == "bool" else a for a, _ in rows]
+    p = [b % 2 if dtype == "bool" else b for _, b in rows]
+    np_dtype = bool if dtype == "bool" else (object if dtype == "object" else dtype)
+    kept = [(a, b) for a, b in zip(t, p, strict=True) if a != 1 and b != 1]
+    tt, pp = np.array(t, dtype=np_dtype), np.array(p, dtype=np_dtype)
+    if not kept:
+        with pytest.raises(ValueError, match=r"no (rows|class) left"):
+            fk.confusion_matrix(tt, pp, ignore_index=ignore)
+        return
+    cm = fk.confusion_matrix(tt, pp, ignore_index=ignore)
+    assert int(cm.sum()) == len(kept)
+    classes = sorted({v for pair in kept for v in pair})
+    np.testing.assert_array_equal(cm, confusion_dict(*zip(*kept, strict=True), classes))
+
+
+def test_ignore_index_true_on_bool_arrays_drops_the_true_rows():
+    t = np.array([True, False, True, False])
+    p = np.array([False, False, True, False])
+    np.testing.assert_array_equal(fk.confusion_matrix(t, p, ignore_index=True), [[2]])
+    acc = fk.CohenKappa().update(t, p, ignore_index=True)
+    assert acc.n_rows == 2
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.0, -0.5]),
+                          st.sampled_from([0.0, 1.0, 2.0, -0.5])), min_size=1, max_size=30),
+       st.sampled_from([-0.5, np.float32(-0.5)]))
+def test_a_fractional_ignore_index_drops_its_rows_before_the_whole_number_check(rows, ig):
+    t = np.array([a for a, _ in rows])
+    p = np.array([b for _, b in rows])
+    kept = [(int(a), int(b)) for a, b in rows if a != -0.5 and b != -0.5]
+    if not kept:
+        with pytest.raises(ValueError, match=r"no (rows|class) left"):
+            fk.confusion_matrix(t, p, ignore_index=ig)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(t, p, ignore_index=ig, weights="quadratic", n_classes=3)
+    want = reference_kappa([a for a, _ in kept], [b for _, b in kept], weights="quadratic",
+                           labels=[0, 1, 2])
+    assert _close(got, want)
+    classes = sorted({v for pair in kept for v in pair})
+    np.testing.assert_array_equal(fk.confusion_matrix(t, p, ignore_index=ig),
+                                  confusion_dict(*zip(*kept, strict=True), classes))
+
+
+def test_ignore_index_nan_is_an_error_pointing_to_nan_policy():
+    with pytest.raises(ValueError, match=r"`ignore_index` is NaN.*nan_policy='omit'"):
+        fk.cohen_kappa([0.0, 1.0], [0.0, 1.0], ignore_index=float("nan"))
+
+
+# --------------------------------------------------------------------------- 4. clusters
+
+
+def _graded(n=300, seed=0, k=4):
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, k, n))
+    return t, p
+
+
+@pytest.mark.parametrize("method", ["asymptotic", "percentile", "basic", "bca"])
+def test_one_cluster_is_an_error_for_every_method(method):
+    t, p = _graded()
+    with pytest.raises(ValueError, match=r"`clusters` holds 1 cluster .*at least 2"):
+        fk.kappa_ci(t, p, method=method, clusters=np.zeros(len(t)), n_resamples=100, seed=0)
+    with pytest.raises(ValueError, match=r"`clusters` holds 1 cluster"):
+        fk.compare(t, {"a": p, "b": t[::-1]}, method=method, clusters=np.zeros(len(t)),
+                   n_resamples=100, seed=0)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 5), st.sampled_from(["asymptotic", "percentile"]))
+def test_few_clusters_warn_and_one_raises(n_clusters, method):
+    t, p = _graded(n=120, seed=n_clusters)
+    clusters = np.arange(len(t)) % n_clusters
+    if n_clusters == 1:
+        with pytest.raises(ValueError, match="at least 2"):
+            fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
+        return
+    with pytest.warns(DegenerateIntervalWarning, match=rf"only {n_clusters} clusters.*"
+                                                       "unreliable"):
+        res = fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
+    assert res.standard_error_null > 1e-6  # never the 2e-16 of one cluster
+
+
+def test_thirty_clusters_do_not_warn():
+    t, p = _graded(n=300)
+    fk.kappa_ci(t, p, method="asymptotic", clusters=np.arange(300) % 30)  # no warning
+
+
+def test_kappa_by_group_clusters_follow_the_rule_per_group():
+    t, p = _graded(n=600)
+    g = np.arange(600) % 2
+    many = np.arange(600) // 4           # 75 clusters per group
+    res = fk.kappa_by_group(t, p, g, method="asymptotic", clusters=many)
+    for i, key in enumerate(res.groups):
+        sel = g == key
+        want = fk.kappa_ci(t[sel], p[sel], method="asymptotic", clusters=many[sel],
+                           labels=res.classes)
+        assert (res.low[i], res.high[i]) == pytest.approx((want.low, want.high), rel=1e-12)
+    one = np.where(g == 0, 0, np.arange(600) // 4)  # group 0 is a single cluster
+    with pytest.warns(DegenerateIntervalWarning, match="fewer than 2 and get a nan"):
+        res = fk.kappa_by_group(t, p, g, method="asymptotic", clusters=one)
+    assert math.isnan(res.low[0]) and not math.isnan(res.low[1])
+    with pytest.raises(ValueError, match=r"`clusters` only changes the intervals; pass "
+                                         r"`method=`"):
+        fk.kappa_by_group(t, p, g, clusters=many)
+
+
+def test_missing_cluster_ids_follow_nan_policy():
+    t, p = _graded(n=200)
+    ids = [*range(100), None, *range(100, 199)]
+    chunked = pa.chunked_array([pa.array(ids[:100]), pa.array(ids[100:])])
+    for clusters in (chunked, pd.Series(ids, dtype="Int64"), np.array(ids, dtype=object)):
+        with pytest.raises(ValueError, match=r"`clusters` holds 1 row with a missing id.*"
+                                             r"nan_policy='omit'"):
+            fk.kappa_ci(t, p, method="asymptotic", clusters=clusters)
+        got = fk.kappa_ci(t, p, method="asymptotic", clusters=clusters, nan_policy="omit")
+        keep = np.arange(200) != 100
+        want = fk.kappa_ci(t[keep], p[keep], method="asymptotic",
+                           clusters=np.array([i for i in ids if i is not None]))
+        assert (got.estimate, got.standard_error) == pytest.approx(
+            (want.estimate, want.standard_error), rel=1e-12)
+    comp = fk.compare(t, {"a": p, "b": t}, method="asymptotic", clusters=chunked,
+                      nan_policy="omit")
+    assert comp.n == 199
+
+
+# --------------------------------------------------------------------------- 5. big tables
+
+
+def test_kappa_from_confusion_big_counts_exact():
+    big = 2**62
+    got = fk.kappa_from_confusion([[big, 1], [1, big]])
+    want = kappa_from_table([[big, 1], [1, big]])
+    assert got == pytest.approx(float(want), rel=1e-12)
+    u = np.array([[2**63 + 5, 7], [3, 2**63]], dtype=np.uint64)
+    assert fk.kappa_from_confusion(u) == pytest.approx(
+        float(kappa_from_table([[2**63 + 5, 7], [3, 2**63]])), rel=1e-12)
+    with pytest.raises(ValueError, match="all zeros"):
+        fk.kappa_from_confusion(np.zeros((2, 2), dtype=np.uint64))
+
+
+def test_kappa_ci_from_confusion_big_counts():
+    with pytest.raises(ValueError, match=r"sum to 18446744073709551626 rows, at or beyond "
+                                         r"2\*\*63.*kappa_from_confusion"):
+        fk.kappa_ci_from_confusion(np.array([[2**63, 5], [5, 2**63]], dtype=np.uint64),
+                                   method="asymptotic")
+    table = np.array([[2**60, 2**40], [2**41, 2**60]], dtype=np.uint64)
+    res = fk.kappa_ci_from_confusion(table, method="asymptotic")
+    want = kappa_from_table(table.tolist())
+    assert res.estimate == pytest.approx(float(want), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- 6. containers
+
+
+def test_pandas_extension_arrays_work_like_their_series():
+    t = [0, 1, 2, 1, 0, 2, 1]
+    p = [0, 1, 1, 1, 0, 2, 0]
+    want = fk.cohen_kappa(t, p, weights="linear")
+    series = pd.Series(t, dtype="Int64")
+    for x in (pd.array(t, dtype="Int64"), series.array, pd.Index(t),
+              pd.Series(t, dtype="int64[pyarrow]").array, pd.array(t, dtype="UInt8")):
+        assert fk.cohen_kappa(x, p, weights="linear") == pytest.approx(want, rel=1e-15)
+    bt = pd.array([True, False, None, True], dtype="boolean")
+    got = fk.cohen_kappa(bt, pd.array([True, True, False, True], dtype="boolean"),
+                         nan_policy="omit")
+    assert got == pytest.approx(fk.cohen_kappa([1, 0, 1], [1, 1, 1]))
+    s = pd.array(["a", None, "b"], dtype="string")
+    assert fk.confusion_matrix(s, ["a", "b", "b"], nan_policy="omit").tolist() == [[1, 0],
+                                                                                  [0, 1]]
+
+
+def test_masked_arrays_honour_the_mask():
+    t = np.ma.array([0, 1, 2, 7, 1], mask=[0, 0, 0, 1, 0])
+    p = np.array([0, 1, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"1 row hold a missing value.*nan_policy='omit'"):
+        fk.cohen_kappa(t, p)
+    got = fk.cohen_kappa(t, p, nan_policy="omit")
+    assert got == fk.cohen_kappa([0, 1, 2, 1], [0, 1, 1, 1])
+    ft = np.ma.array([0.0, 1.0, 2.0, 7.5], mask=[0, 0, 0, 1])
+    assert fk.cohen_kappa(ft, [0, 1, 1, 0], nan_policy="omit") == fk.cohen_kappa(
+        [0, 1, 2], [0, 1, 1])
+    st_ = np.ma.array(np.array(["a", "b", "zz"], dtype=object), mask=[0, 0, 1])
+    assert fk.confusion_matrix(st_, ["a", "b", "a"], nan_policy="omit").tolist() == [
+        [1, 0], [0, 1]]
+    with pytest.raises(ValueError, match=r"masked array of shape \(2, 2\).*only 1-D"):
+        fk.cohen_kappa([0, 1], np.ma.array([[0.2, 0.8], [0.5, 0.5]], mask=[[0, 1], [0, 0]]))
+    with pytest.raises(ValueError, match=r"`sample_weight` is a masked array.*\.filled\(0\)"):
+        fk.cohen_kappa([0, 1], [0, 1], sample_weight=np.ma.array([1.0, 2.0], mask=[0, 1]))
+    # a mask with nothing masked is the plain array
+    assert fk.cohen_kappa(np.ma.array([0, 1, 1]), [0, 1, 0]) == fk.cohen_kappa([0, 1, 1],
+                                                                              [0, 1, 0])
+
+
+# --------------------------------------------------------------------------- 7. threads
+
+
+_THREAD_SCRIPT = """
+import threading
+import numpy as np
+import fastkappa as fk
+rng = np.random.default_rng(0)
+n = 1 << 20  # above the parallel threshold: the parallel kernels run
+t = rng.integers(0, 5, n)
+p = (t + rng.integers(0, 2, n)) % 5
+w = rng.random(n)
+want = fk.cohen_kappa(t, p, weights="linear")
+errors = []
+
+def work(i):
+    try:
+        for _ in range(2):
+            assert fk.cohen_kappa(t, p, weights="linear") == want
+            fk.confusion_matrix(t, p, sample_weight=w)
+            fk.kappa_ci(t[:4000], p[:4000], n_resamples=3000, seed=i, method="percentile")
+    except Exception as e:  # reported, not swallowed
+        errors.append(repr(e))
+
+threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+import numba
+print(numba.threading_layer(), len(errors), errors)
+"""
+
+_DASK_SCRIPT = """
+import dask, dask.array as da, numpy as np
+import fastkappa as fk, fastkappa.dask as fkd
+rng = np.random.default_rng(1)
+n = 1 << 21
+t = rng.integers(0, 5, n)
+p = (t + rng.integers(0, 2, n)) % 5
+with dask.config.set(scheduler="threads", num_workers=4):
+    got = fkd.cohen_kappa(da.from_array(t, chunks=n // 4), da.from_array(p, chunks=n // 4),
+                          weights="quadratic")
+import numba
+print(numba.threading_layer(), got == fk.cohen_kappa(t, p, weights="quadratic"))
+"""
+
+
+def _run_workqueue(script: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=900)
+
+
+def test_concurrent_calls_are_safe_under_the_workqueue_layer():
+    """Without the guard the process aborts ("Concurrent access has been detected")."""
+    out = _run_workqueue(_THREAD_SCRIPT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[:2] == ["workqueue", "0"], out.stdout
+
+
+def test_dask_threaded_scheduler_is_safe_under_the_workqueue_layer():
+    pytest.importorskip("dask")
+    out = _run_workqueue(_DASK_SCRIPT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["workqueue", "True"], out.stdout
+
+
+# --------------------------------------------------------------------------- 8. memory
+
+
+_MEMORY_SCRIPT = """
+import gc, sys
+import numpy as np
+import fastkappa as fk
+
+def status(key):
+    with open("/proc/self/status") as fh:
+        return [int(x.split()[1]) * 1024 for x in fh if x.startswith(key)][0]
+
+k, n = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+t = np.empty(n, dtype=np.int16)
+p = np.empty(n, dtype=np.int16)
+for lo in range(0, n, 100_000):
+    t[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
+    p[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
+small = 600_000  # parallel counting, compiled and loaded before measuring
+fk.cohen_kappa(t[:small], p[:small], n_classes=k)
+fk.cohen_kappa(t[:1000], p[:1000], n_classes=k)
+gc.collect()
+try:
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+except OSError:
+    print("unsupported")
+    raise SystemExit
+before = status("VmRSS")
+fk.cohen_kappa(t, p, n_classes=k)
+print(status("VmHWM") - before, t.nbytes + p.nbytes)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("k", [256, 4096])
+def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k):
+    """K = 4096 on 17 MB of int16 labels peaked at 2.7 GB (64 partial tables).
+
+    Now the partial tables stay below half the input plus 2 MB; beyond that
+    only the one (K, K) table itself (128 MB at K = 4096) is allocated.
+    """
+    n = 4_250_000  # 17 MB of int16 labels in all
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(k), str(n)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=900, check=True)
+    if out.stdout.strip() == "unsupported":
+        pytest.skip("no peak reset (/proc/self/clear_refs) on this kernel")
+    extra, size = map(int, out.stdout.split())
+    table = (k + 3) ** 2 * 8
+    assert extra < size + table + 12 * 2**20, (extra, size, table)
+
+
+def test_class_limits_are_checked_before_allocating():
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"`n_classes` declares 100000000 classes, more "
+                                             r"than the 4096"):
+            fk.cohen_kappa([0, 1], [0, 1], n_classes=10**8)
+        with pytest.raises(ValueError, match=r"`n_classes` declares"):
+            fk.CohenKappa(n_classes=10**8)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20
+    with pytest.raises(ValueError, match=r"`labels` declares 5000 classes"):
+        fk.cohen_kappa([0, 1], [0, 1], labels=list(range(5000)))
+
+
+# --------------------------------------------------------------------------- 9. streaming
+
+
+def test_learned_classes_obey_one_limit_across_batches():
+    acc = fk.CohenKappa()
+    for i in range(4):
+        acc.update(np.arange(i * 1000, (i + 1) * 1000), np.arange(i * 1000, (i + 1) * 1000))
+    before = acc.confusion
+    with pytest.raises(ValueError, match=r"would take the accumulator to 5000 classes.*"
+                                         r"same limit as for one batch.*not added"):
+        acc.update(np.arange(4000, 5000), np.arange(4000, 5000))
+    assert len(acc.labels) == 4000 and acc.n_rows == 4000
+    np.testing.assert_array_equal(acc.confusion, before)
+    with pytest.raises(ValueError, match="more than the 4096 classes"):
+        fk.CohenKappa().update(np.arange(5000), np.arange(5000))
+    other = fk.CohenKappa().update(np.arange(4000, 4200), np.arange(4000, 4200))
+    with pytest.raises(ValueError, match="4200 classes"):
+        acc.merge(other)
+
+
+def test_generators_are_read_once_everywhere():
+    acc = fk.CohenKappa().update([0, 1], [0, 1])
+    # a new label: the first (known-labels) attempt fails, the retry must see the rows
+    acc.update((v for v in [0, 2, 2]), (v for v in [0, 2, 1]))
+    assert acc.n_rows == 5
+    np.testing.assert_array_equal(acc.confusion, fk.confusion_matrix([0, 1, 0, 2, 2],
+                                                                     [0, 1, 0, 2, 1]))
+    t, p = _graded(n=200)
+    comp = fk.compare(iter(t.tolist()), {"a": iter(p.tolist()), "b": iter((t % 3).tolist())},
+                      method="asymptotic")
+    want = fk.compare(t, {"a": p, "b": t % 3}, method="asymptotic")
+    assert comp.models["a"].estimate == want.models["a"].estimate
+    g = np.arange(200) % 3
+    res = fk.kappa_by_group(iter(t.tolist()), iter(p.tolist()), iter(g.tolist()),
+                            method="asymptotic", clusters=iter((np.arange(200) // 2).tolist()))
+    want = fk.kappa_by_group(t, p, g, method="asymptotic", clusters=np.arange(200) // 2)
+    np.testing.assert_allclose(res.kappa, want.kappa, rtol=1e-15)
+    np.testing.assert_allclose(res.low, want.low, rtol=1e-15)
+    ci = fk.kappa_ci(t, p, method="asymptotic", clusters=iter((np.arange(200) // 2).tolist()))
+    assert ci.standard_error == fk.kappa_ci(t, p, method="asymptotic",
+                                            clusters=np.arange(200) // 2).standard_error
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 2, -1, None]),
+                          st.sampled_from([0, 1, 2, -1, None])), min_size=1, max_size=30),
+       st.integers(1, 4))
+def test_update_takes_the_input_keywords_like_cohen_kappa(rows, n_batches):
+    t = [a for a, _ in rows]
+    p = [b for _, b in rows]
+    kw = {"ignore_index": -1, "nan_policy": "omit"}
+    acc = fk.CohenKappa(n_classes=3)
+    step = max(1, len(rows) // n_batches)
+    for lo in range(0, len(rows), step):
+        bt, bp = t[lo:lo + step], p[lo:lo + step]
+        if any(a not in (None, -1) and b not in (None, -1)
+               for a, b in zip(bt, bp, strict=True)):
+            acc.update(bt, bp, **kw)
+    kept = [(a, b) for a, b in rows if a not in (None, -1) and b not in (None, -1)]
+    if not kept:
+        return
+    np.testing.assert_array_equal(acc.confusion, fk.confusion_matrix(t, p, n_classes=3, **kw))
+
+
+def test_update_thresholds():
+    acc = fk.CohenKappa(n_classes=3).update([0, 1, 2], [0.1, 1.4, 1.6], thresholds=[0.5, 1.5])
+    np.testing.assert_array_equal(acc.confusion, np.eye(3, dtype=np.int64))
+
+
+# --------------------------------------------------------------------------- 10. seeds
+
+
+_BAD_SEEDS = [-1, 1.5, "0", True, object(), [1, -2]]
+
+
+@pytest.mark.parametrize("seed", _BAD_SEEDS, ids=repr)
+def test_every_entry_point_gives_one_message_for_a_bad_seed(seed):
+    t, p = _graded(n=60)
+    msg = r"`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a numpy"
+    calls = [
+        lambda: fk.kappa_ci(t, p, seed=seed, n_resamples=50),
+        lambda: fk.kappa_ci_from_confusion([[5, 1], [2, 6]], seed=seed, n_resamples=50),
+        lambda: fk.compare(t, {"a": p, "b": t}, seed=seed, n_resamples=50),
+        lambda: fk.kappa_by_group(t, p, t % 2, method="percentile", seed=seed,
+                                  n_resamples=50),
+        lambda: fk.kappa_by_group(t, p, t % 2, seed=seed),
+        lambda: fk.CohenKappa().update(t, p).ci(seed=seed, n_resamples=50),
+        lambda: fk.ThresholdOptimizer(cv=2, seed=seed).fit(t, p + 0.5),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=msg):
+            call()
+
+
+@pytest.mark.parametrize("seed", [None, 7, np.random.SeedSequence(3),
+                                  np.random.default_rng(5), [1, 2, 3]], ids=repr)
+def test_results_record_the_seed_that_reproduces_them(seed):
+    t, p = _graded(n=200)
+    res = fk.kappa_ci(t, p, method="percentile", n_resamples=300, seed=seed,
+                      weights="linear")
+    again = fk.kappa_ci(t, p, method="percentile", n_resamples=300, seed=res.seed,
+                        weights="linear")
+    np.testing.assert_array_equal(res.distribution, again.distribution)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["seed"] == res.seed and d["weights"] == "linear"
+    assert d["method"] == "percentile" and d["n_resamples"] == 300
+    assert d["version"] == fk.__version__
+    assert fk.kappa_ci(t, p, method="asymptotic").seed is None  # nothing drawn
+    comp = fk.compare(t, {"a": p, "b": t % 3}, n_resamples=200, seed=seed,
+                      method="percentile")
+    comp2 = fk.compare(t, {"a": p, "b": t % 3}, n_resamples=200, seed=comp.seed,
+                       method="percentile")
+    assert comp.pairs[0].low == comp2.pairs[0].low
+    assert json.loads(json.dumps(comp.to_dict()))["seed"] == comp.seed
+
+
+def test_kappa_by_group_takes_a_seed_sequence_and_records_it():
+    t, p = _graded(n=300)
+    g = np.arange(300) % 3
+    res = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=300,
+                            seed=np.random.SeedSequence(0))
+    again = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=300, seed=0)
+    np.testing.assert_array_equal(res.low, again.low)
+    fresh = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=300, seed=None)
+    replay = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=300,
+                               seed=fresh.seed)
+    np.testing.assert_array_equal(fresh.high, replay.high)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["seed"] == 0 and d["n_resamples"] == 300 and d["version"] == fk.__version__
+
+
+# --------------------------------------------------------------------------- 11. warnings
+
+
+@pytest.mark.parametrize("method", ["asymptotic", "percentile", "bca"])
+def test_compare_with_an_undefined_model_warns_only_undefined(method):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        comp = fk.compare([0, 0, 0, 0, 0], {"a": [0, 0, 0, 0, 0], "b": [0, 1, 0, 1, 0]},
+                          method=method, n_resamples=50, seed=1)
+    kinds = {type(w.message) for w in caught}
+    assert UndefinedKappaWarning in kinds
+    assert all(issubclass(k, (UndefinedKappaWarning, DegenerateIntervalWarning))
+               for k in kinds), [str(w.message) for w in caught]
+    assert math.isnan(comp.models["a"].estimate)
+    assert math.isnan(comp.pairs[0].p_value)  # never a p-value of 0 from nan
+
+
+# --------------------------------------------------------------------------- 12. groups
+
+
+def test_kappa_by_group_method_replaces_ci():
+    t, p = _graded(n=200)
+    g = np.arange(200) % 2
+    new = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=200, seed=1)
+    with pytest.warns(FutureWarning, match="`ci` is deprecated.*pass `method`"):
+        old = fk.kappa_by_group(t, p, g, ci="percentile", n_resamples=200, seed=1)
+    np.testing.assert_array_equal(new.low, old.low)
+    assert new.method == "percentile"
+    with pytest.raises(ValueError, match="pass `method` only"):
+        fk.kappa_by_group(t, p, g, method="bca", ci="bca")
+    with pytest.raises(ValueError, match="`method` must be 'percentile', 'basic', 'bca'"):
+        fk.kappa_by_group(t, p, g, method="wald")
+
+
+def test_kappa_by_group_replace_undefined_by():
+    with pytest.warns(UndefinedKappaWarning, match="replace_undefined_by=0.0"):
+        res = fk.kappa_by_group([0, 0, 0, 1], [0, 0, 0, 1], [1, 1, 2, 2],
+                                replace_undefined_by=0.0)
+    assert res.kappa.tolist() == [0.0, 1.0]
+
+
+# --------------------------------------------------------------------------- 15. smaller
+
+
+def test_continuous_qwk_scales_first():
+    for scale in (1e200, 1e-200, 1.0):
+        t = np.array([1.0, 2.0, 3.0]) * scale
+        s = np.array([1.0, 2.5, 3.0]) * scale
+        assert fk.continuous_qwk(t, s) == pytest.approx(16 / 17, rel=1e-12)
+    assert fk.continuous_qwk([-1.7e308, 1.7e308], [1.7e308, -1.7e308]) == pytest.approx(-1.0)
+
+
+def test_compare_rejects_names_equal_up_to_whitespace():
+    t, p = _graded(n=50)
+    for a, b in (("m", "m "), ("model a", "model  a"), ("x", "\tx"), ("a b", "a\nb")):
+        with pytest.raises(ValueError, match=r"differ only in whitespace.*rename one"):
+            fk.compare(t, {a: p, b: t}, method="asymptotic")
+
+
+def test_exact_fraction_oracle_agrees_on_a_hand_table():
+    """The oracle itself: kappa of [[2, 1], [1, 2]] is 1/3."""
+    assert kappa_from_table([[2, 1], [1, 2]]) == Fraction(1, 3)
