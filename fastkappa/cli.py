@@ -54,6 +54,7 @@ from ._io import (
     progress_bar,
     score_values,
     subset,
+    wait_all,
 )
 from ._validation import use_serial_kernels
 
@@ -245,7 +246,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0, 1 data error, 2 usage error).
+    """Run the command line; return the exit code.
+
+    0 success; 1 the data cannot be scored (unreadable, truncated or corrupt
+    file, missing column, bad value) or the output cannot be written (a
+    closed pipe, a full disk); 2 the command line is wrong; 130 interrupted
+    (Ctrl-C).  Every failure is one line on standard error, never a
+    traceback.
 
     Examples
     --------
@@ -253,12 +260,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--format", "json"])  # doctest: +SKIP
     0
     """
-    parser = _parser()
+    prog = "fastkappa"
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse reports usage errors itself
-        return int(e.code) if isinstance(e.code, int) else 2
-    prog = f"fastkappa {args.command}"
+        parser = _parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # argparse reports usage errors itself
+            return int(e.code) if isinstance(e.code, int) else 2
+        prog = f"fastkappa {args.command}"
+        return _run(args, prog)
+    except KeyboardInterrupt:
+        _error_line(f"{prog}: interrupted")
+        if argv is None:
+            # run as the program: a reader thread may still be blocked on input that
+            # never comes (a pipe), and finalising the interpreter around it can
+            # abort; nothing is left to clean up, so leave at once
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(130)
+        return 130
+
+
+class OutputError(Exception):
+    """The results cannot be written to standard output (exit code 1)."""
+
+
+def _error_line(text: str) -> None:
+    """Print one line on stderr (a message's own line breaks become spaces)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(" ".join(text.split()) + "\n")
+        sys.stderr.flush()
+
+
+def _run(args, prog: str) -> int:
+    from ._io import _read_errors
+
     recorded: list = []
     try:
         _set_threads(args.threads)
@@ -269,15 +305,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write(out, args.format)
     except UsageError as e:
         _report_warnings(recorded, prog)
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        _error_line(f"{prog}: error: {e}")
         return 2
+    except OutputError as e:
+        _error_line(f"{prog}: error: {e}")
+        return 1
     except ValueError as e:  # DataError and the library's validation errors
         _report_warnings(recorded, prog)
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        _error_line(f"{prog}: error: {_cli_wording(str(e))}")
         return 1
-    except BrokenPipeError:  # output piped into head and closed: not an error
-        return 0
+    except MemoryError:
+        _error_line(f"{prog}: error: out of memory; score a smaller file, or fewer groups "
+                    "or classes.")
+        return 1
+    except _read_errors() as e:  # a damaged input met outside the readers' own checks
+        from ._io import _one_line
+
+        name = "stdin" if getattr(args, "file", None) == "-" else getattr(args, "file", "")
+        _error_line(f"{prog}: error: cannot read {name}: {_one_line(e)}")
+        return 1
     return 0
+
+
+#: the library's option names as the command line spells them
+_CLI_NAMES = (
+    ("nan_policy='omit'", "--nan-policy omit"),
+    ("`labels=[...]`", "--labels"), ("labels=[...]", "--labels"),
+    ("`labels=`", "--labels"), ("`labels`", "--labels"),
+    ("`n_classes=`", "--n-classes"), ("`n_classes`", "--n-classes"),
+    ("`n_resamples`", "--n-resamples"), ("`confidence_level`", "--confidence-level"),
+    ("`seed`", "--seed"), ("`method`", "--method"), ("`weights`", "--weights"),
+    ("`clusters`", "--clusters"), ("`groups`", "--by"),
+    (", or mark rows to drop with `ignore_index=`", ""),
+    (" or mark rows to drop with `ignore_index=`", ""),
+)
+
+
+def _cli_wording(text: str) -> str:
+    """A library message with its Python option names turned into command-line flags."""
+    for py, cli in _CLI_NAMES:
+        text = text.replace(py, cli)
+    return text
 
 
 def _report_warnings(recorded, prog: str) -> None:
@@ -334,11 +402,10 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _write(out: Output, fmt: str) -> None:
-    stream = sys.stdout
+def _render(out: Output, fmt: str) -> str:
     if fmt == "json":
-        stream.write(json.dumps(_clean(out.data), indent=2, allow_nan=False) + "\n")
-    elif fmt == "csv":
+        return json.dumps(_clean(out.data), indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
         buf = io.StringIO()
         fields: list[str] = []
         for row in out.rows:
@@ -347,10 +414,40 @@ def _write(out: Output, fmt: str) -> None:
         writer.writeheader()
         for row in out.rows:
             writer.writerow({k: _csv_value(v) for k, v in row.items()})
-        stream.write(buf.getvalue())
-    else:
-        stream.write(out.text.rstrip("\n") + "\n")
-    stream.flush()
+        return buf.getvalue()
+    return out.text.rstrip("\n") + "\n"
+
+
+def _write(out: Output, fmt: str) -> None:
+    """Write the output; a closed or full standard output is an :class:`OutputError`."""
+    text = _render(out, fmt)
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError("standard output is closed; nothing was written.")
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise OutputError("standard output was closed before all the results were "
+                          "written (a pipe whose reader exited?).") from None
+    except OSError as e:
+        _silence_stdout()
+        raise OutputError(f"cannot write the results to standard output: "
+                          f"{e.strerror or e}.") from None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of
+    what could not be written fails silently instead of printing a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
 
 
 def _csv_value(v: Any) -> Any:
@@ -745,8 +842,7 @@ class _Counter:
         futures = [self.pool.submit(acc.update, subset(t, slice(lo, lo + step)),
                                     subset(p, slice(lo, lo + step)))
                    for acc, lo in zip(self.parts, range(0, n, step), strict=False)]
-        for f in futures:
-            f.result()
+        wait_all(futures)
 
     def __exit__(self, *exc) -> None:
         self.pool.shutdown()
@@ -837,7 +933,7 @@ def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
                                 initializer=use_serial_kernels) as pool:
             futures = [pool.submit(work) for _ in range(n_workers)]
             try:
-                done = [f.result() for f in futures]
+                done = wait_all(futures)
             except BaseException:  # Ctrl-C: no new units, then out
                 todo.stop()
                 raise
