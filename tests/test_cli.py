@@ -80,14 +80,14 @@ def test_main_score_matches_sklearn(files, graded, capsys, kind, weights):
 
 def test_main_score_text_and_csv(files, graded, capsys):
     code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
-                        "--weights", "quadratic", "--ci", "asymptotic"], capsys)
+                        "--weights", "quadratic", "--method", "asymptotic"], capsys)
     assert code == 0
     ci = fk.kappa_ci(graded["grade"], graded["model_b"], weights="quadratic",
                      method="asymptotic")
     assert f"kappa = {ci.estimate:.4f} (95% CI {ci.low:.4f} to {ci.high:.4f}, asymptotic)" in out
     assert "3,000 rows" in out and "confusion matrix" in out
     code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
-                        "--weights", "quadratic", "--ci", "asymptotic", "--format", "csv"],
+                        "--weights", "quadratic", "--method", "asymptotic", "--format", "csv"],
                        capsys)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 1 and rows[0]["level"] == "overall"
@@ -98,7 +98,7 @@ def test_main_score_text_and_csv(files, graded, capsys):
 @pytest.mark.parametrize("method", ["bca", "percentile"])
 def test_main_score_ci_matches_kappa_ci(files, graded, capsys, method):
     res = run_json(["score", files["parquet"], "--true", "grade", "--pred", "model_a",
-                    "--weights", "quadratic", "--ci", method, "--n-resamples", "400",
+                    "--weights", "quadratic", "--method", method, "--n-resamples", "400",
                     "--seed", "5", "--confidence-level", "0.9"], capsys)
     ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method=method,
                      n_resamples=400, seed=5, confidence_level=0.9)
@@ -109,7 +109,7 @@ def test_main_score_ci_matches_kappa_ci(files, graded, capsys, method):
 
 def test_main_score_clusters(files, graded, capsys):
     res = run_json(["score", files["csv"], "--true", "grade", "--pred", "model_a",
-                    "--weights", "quadratic", "--ci", "bca", "--n-resamples", "300",
+                    "--weights", "quadratic", "--method", "bca", "--n-resamples", "300",
                     "--seed", "1", "--clusters", "patient"], capsys)
     ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method="bca",
                      n_resamples=300, seed=1, clusters=graded["patient"])
@@ -120,7 +120,7 @@ def test_main_score_clusters(files, graded, capsys):
 
 def test_main_score_by_group(files, graded, capsys):
     res = run_json(["score", files["gz"], "--true", "grade", "--pred", "model_b",
-                    "--weights", "linear", "--by", "site", "--ci", "asymptotic"], capsys)
+                    "--weights", "linear", "--by", "site", "--method", "asymptotic"], capsys)
     ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
                             weights="linear", ci="asymptotic")
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
@@ -312,7 +312,7 @@ def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys, par
     """The parallel row-group path (5 row groups) against the one-thread path and the library."""
     assert len(pq.ParquetFile(files["parquet"]).metadata.to_dict()["row_groups"]) == 5
     argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_b", "--weights",
-            "quadratic", "--ci", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
+            "quadratic", "--method", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
             "patient", "--by", "site"]
     one, two = _threads(argv, capsys, 1), _threads(argv, capsys, 2)
     assert one == two and len(parallel_units) == 1  # two threads: the parallel path
@@ -443,7 +443,7 @@ def test_main_progress_bar_on_terminals(files, monkeypatch, capsys):
 def test_main_compare(files, graded, capsys):
     res = run_json(["compare", files["parquet"], "--true", "grade", "--pred", "model_a",
                     "model_b", "--n-resamples", "300", "--seed", "2", "--clusters",
-                    "patient"], capsys)
+                    "patient", "--weights", "quadratic"], capsys)
     ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
                                        "model_b": graded["model_b"]},
                      weights="quadratic", n_resamples=300, seed=2, clusters=graded["patient"])
@@ -546,7 +546,7 @@ def _subcommand_cases(files):
     return [
         ["demo", "--n-resamples", "200", "--no-figures"],  # figures: test_main_demo_*
         ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
-         "quadratic", "--ci", "bca", "--n-resamples", "200", "--by", "site"],
+         "quadratic", "--method", "bca", "--n-resamples", "200", "--by", "site"],
         ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b",
          "--n-resamples", "200"],
         ["thresholds", files["gz"], "--true", "grade", "--score", "score"],
@@ -603,7 +603,8 @@ def test_subprocess_exit_codes(files):
     proc = subprocess.run([sys.executable, "-c", "import sys; from fastkappa.cli import main; "
                            "sys.exit(main(['score', '-', '--true', 'a', '--pred', 'b']))"],
                           input=b"a,b\n1,x\n", capture_output=True, timeout=120)
-    assert proc.returncode == 1 and b"holds numbers but" in proc.stderr
+    assert proc.returncode == 1
+    assert b"row 1: column 'b' holds 'x', but column 'a' holds numbers" in proc.stderr
 
 
 # --------------------------------------------------------------------------- memory
@@ -722,7 +723,7 @@ def test_main_score_plot_writes_the_confusion_bootstrap_and_groups(files, graded
                                                                    capsys, saved_figures):
     path = tmp_path / "score.png"
     argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
-            "quadratic", "--ci", "percentile", "--n-resamples", "300", "--seed", "3",
+            "quadratic", "--method", "percentile", "--n-resamples", "300", "--seed", "3",
             "--by", "site", "--plot", str(path)]
     code, out, err = run(argv, capsys)
     assert code == 0, err
@@ -771,7 +772,7 @@ def test_main_compare_plot_models_and_differences(files, graded, tmp_path, capsy
     path = tmp_path / "compare.png"
     res = run_json(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
                     "model_b", "--n-resamples", "300", "--seed", "4", "--p-adjust", "holm",
-                    "--plot", str(path)], capsys)
+                    "--weights", "quadratic", "--plot", str(path)], capsys)
     assert res["plot"] == str(path)
     _png_is_drawn(path)
     (fig,) = saved_figures
