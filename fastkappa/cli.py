@@ -379,6 +379,7 @@ def _run(args, prog: str) -> int:
 
 #: the library's option names as the command line spells them
 _CLI_NAMES = (
+    ("returning replace_undefined_by=nan", "reporting nan"),
     ("nan_policy='omit'", "--nan-policy omit"),
     ("`labels=[...]`", "--labels"), ("labels=[...]", "--labels"),
     ("`labels=`", "--labels"), ("`labels`", "--labels"),
@@ -406,7 +407,7 @@ def _report_warnings(recorded, prog: str) -> None:
         if not ours:  # not ours to judge: hand it back to the warning system
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             continue
-        text = str(w.message)
+        text = _cli_wording(str(w.message))
         if text not in seen:
             seen.add(text)
             print(f"{prog}: warning: {text}", file=sys.stderr)
@@ -719,17 +720,23 @@ def _progress(args) -> bool:
 
 
 def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
-    """Keep-mask of the rows without missing values (None: all kept)."""
+    """Keep-mask of the rows without missing values (None: all kept); with
+    ``--nan-policy raise`` the first missing value in file order is an error."""
     any_missing = None
+    first = None  # (row, column)
     for name, m in masks.items():
         if m is None or not m.any():
             continue
-        if policy == "raise":
-            i = int(np.flatnonzero(m)[0])
-            raise DataError(
-                f"row {row0 + i}: column {name!r} is empty or missing (NA/NaN/null); pass "
-                "--nan-policy omit to skip rows with a missing value.")
+        i = int(np.argmax(m))
+        if first is None or i < first[0]:
+            first = (i, name)
         any_missing = m if any_missing is None else (any_missing | m)
+    if first is not None and policy == "raise":
+        i, name = first
+        raise DataError(
+            f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
+            "token such as NA, NaN, None, null, - or ?); pass --nan-policy omit to skip "
+            "rows with a missing value.")
     return None if any_missing is None else ~any_missing
 
 
@@ -818,22 +825,39 @@ def _length(col) -> int:
 def _check_kinds(label_cols: list[str], values: dict, conv: dict, row0: int,
                  index: np.ndarray | None) -> None:
     """Every label column holds numbers, or every one strings; else name the first
-    row, column and value of the column that differs from the first one."""
-    first = label_cols[0]
-    k0 = conv[first].kind
-    for c in label_cols[1:]:
-        kc = conv[c].kind
-        if k0 is None or kc is None or kc == k0 or _length(values[c]) == 0:
+    row, column and value that breaks this.
+
+    The value named is the first word that is not a number in a column of
+    strings (``mild`` among ``1, 2, mild``) when the other columns hold numbers.
+    """
+    from ._io import _parse_labels
+
+    kinds = {c: conv[c].kind for c in label_cols}
+    known = {k for k in kinds.values() if k is not None}
+    if len(known) < 2 or _length(values[label_cols[0]]) == 0:
+        return
+    numeric = next(c for c in label_cols if kinds[c] == "num")
+    best = None  # (row index in the batch, column)
+    for c in label_cols:
+        if kinds[c] != "str":
             continue
-        # rows left here have a value in every column: the batch's first row is it
-        value = materialize(subset(values[c], slice(0, 1)))[0]
-        shown = value.item() if isinstance(value, np.generic) else value
-        row = row0 + (int(index[0]) if index is not None else 0)
-        what = {"num": "numbers", "str": "strings"}
-        raise DataError(
-            f"row {row}: column {c!r} holds {shown!r}, but column {first!r} holds "
-            f"{what[k0]}; label columns must all hold the same kind of value (numbers, or "
-            "strings): recode one of them.")
+        words = materialize(values[c])
+        for i, w in enumerate(words.tolist()):
+            if best is not None and i >= best[0]:
+                break
+            if isinstance(w, str) and _parse_labels([w]) is None:
+                best = (i, c)
+                break
+    if best is None:  # every string here looks like a number: name the first row
+        best = (0, next(c for c in label_cols if kinds[c] == "str"))
+    i, c = best
+    value = materialize(subset(values[c], slice(i, i + 1)))[0]
+    shown = value.item() if isinstance(value, np.generic) else value
+    row = row0 + (int(index[i]) if index is not None else i)
+    raise DataError(
+        f"row {row}: column {c!r} holds {shown!r}, but column {numeric!r} holds numbers; "
+        "label columns must all hold the same kind of value (numbers, or strings): recode "
+        "one of them.")
 
 
 class _ScoreState:
