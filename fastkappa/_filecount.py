@@ -8,7 +8,7 @@ cluster pair), never the rows.  Memory grows with the number of distinct
 * :class:`KeyIndex` numbers the distinct values of a column (labels, group
   ids, cluster ids) in order of first appearance, across batches and threads;
 * :class:`CellCounts` counts ``(unit, true class, predicted class)`` triples
-  into a sorted, deduplicated array, consolidated as it grows.
+  into a sorted, deduplicated array, merged batch by batch.
 
 The tables are then handed to the same reductions the Python API uses
 (the group kernel's kappa for many tables, the cluster resampling units of
@@ -28,8 +28,6 @@ from ._validation import MAX_CLASSES
 #: stride of a class id inside a key (ids of true and predicted classes)
 _CLASS_STRIDE = MAX_CLASSES
 _CELL_STRIDE = MAX_CLASSES * MAX_CLASSES
-#: pending (unconsolidated) entries allowed before a merge, at least
-_PENDING_MIN = 1 << 20
 
 
 class KeyIndex:
@@ -100,50 +98,44 @@ class KeyIndex:
 
 
 class CellCounts:
-    """Counts of ``(unit, true class id, predicted class id)``, sparse and merged.
+    """Counts of ``(unit, true class id, predicted class id)``, sparse and sorted.
 
-    Not shared between threads: each worker keeps its own and they are
-    combined with :meth:`merge`.
+    Each batch's distinct keys are merged into one sorted array in place of
+    a growing list (so memory is the distinct entries plus one batch, never
+    the rows).  Safe to share between threads.
     """
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._keys = np.empty(0, dtype=np.int64)
         self._counts = np.empty(0, dtype=np.int64)
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
-        self._n_pending = 0
 
     def add(self, unit: np.ndarray, t: np.ndarray, p: np.ndarray) -> None:
         key = (unit.astype(np.int64) * _CELL_STRIDE + t.astype(np.int64) * _CLASS_STRIDE
                + p.astype(np.int64))
         keys, counts = np.unique(key, return_counts=True)
-        self._pending.append((keys, counts.astype(np.int64)))
-        self._n_pending += len(keys)
-        if self._n_pending > max(_PENDING_MIN, 2 * len(self._keys)):
-            self._consolidate()
+        del key
+        self._merge(keys, counts.astype(np.int64))
 
     def merge(self, other: CellCounts) -> None:
-        other._consolidate()
-        self._pending.append((other._keys, other._counts))
-        self._n_pending += len(other._keys)
-        self._consolidate()
+        if other is not self:
+            self._merge(other._keys, other._counts)
 
-    def _consolidate(self) -> None:
-        if not self._pending:
-            return
-        keys = np.concatenate([self._keys, *(k for k, _ in self._pending)])
-        counts = np.concatenate([self._counts, *(c for _, c in self._pending)])
-        self._pending, self._n_pending = [], 0
-        order = np.argsort(keys, kind="stable")
-        keys, counts = keys[order], counts[order]
-        start = np.ones(len(keys), dtype=bool)
-        start[1:] = keys[1:] != keys[:-1]
-        first = np.flatnonzero(start)
-        self._keys = keys[first]
-        self._counts = np.add.reduceat(counts, first) if len(first) else counts[:0]
+    def _merge(self, keys: np.ndarray, counts: np.ndarray) -> None:
+        """Add sorted, distinct ``keys`` with their ``counts``."""
+        with self._lock:
+            known = self._keys
+            pos = np.searchsorted(known, keys)
+            found = pos < len(known)
+            found[found] = known[pos[found]] == keys[found]
+            self._counts[pos[found]] += counts[found]
+            new = ~found
+            if new.any():
+                self._keys = np.insert(known, pos[new], keys[new])
+                self._counts = np.insert(self._counts, pos[new], counts[new])
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(unit, true id, predicted id, count)`` of every entry, sorted by unit."""
-        self._consolidate()
         unit = self._keys // _CELL_STRIDE
         rest = self._keys - unit * _CELL_STRIDE
         return unit, rest // _CLASS_STRIDE, rest % _CLASS_STRIDE, self._counts

@@ -396,7 +396,7 @@ def _cli_wording(text: str) -> str:
     """A library message with its Python option names turned into command-line flags."""
     for py, cli in _CLI_NAMES:
         text = text.replace(py, cli)
-    return text
+    return text.replace("`n_undefined`", "n_undefined (a field of --format json)")
 
 
 def _report_warnings(recorded, prog: str) -> None:
@@ -502,6 +502,8 @@ def _silence_stdout() -> None:
 
 
 def _csv_value(v: Any) -> Any:
+    if type(v) in (int, str):  # the common cells, without the generic cleaning
+        return v
     v = _clean(v)
     if v is None:
         return ""
@@ -1006,7 +1008,8 @@ def _score_row_groups(args, src, units, acc, state, cells, declared, needed,
 
     Each worker thread takes the next of ``units`` (consecutive row groups
     holding at least a batch of rows, see :meth:`Source.row_group_units`), decodes it
-    alone and counts it into accumulators of its own; the accumulators are
+    alone and counts it into accumulators of its own (the per-unit tables
+    ``cells`` are shared, merged under a lock); the accumulators are
     merged at the end (exact integer counts, so the thread count never
     changes a result).  On two cores this keeps both busy without the reader
     and the counting ever waiting for each other, which interleaving them per
@@ -1020,14 +1023,13 @@ def _score_row_groups(args, src, units, acc, state, cells, declared, needed,
     def work():
         read = src.group_reader()
         mine = copy.deepcopy(acc)
-        my_cells = state.new_counts()
         conv = {c: LabelConverter(c, src.fmt) for c in needed}
         while (i := todo.take()) is not None:
             try:
                 row0, members = units[i]
                 for batch in read(row0, members, needed):
                     cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
-                    _score_batch(args, row0, cols, mine.update, conv, state, my_cells,
+                    _score_batch(args, row0, cols, mine.update, conv, state, cells,
                                  declared, needed)
                     row0 += batch.num_rows
                     if bar is not None:
@@ -1035,7 +1037,7 @@ def _score_row_groups(args, src, units, acc, state, cells, declared, needed,
             except Exception as e:  # reported by the caller, first in file order
                 todo.fail(i, e)
                 break
-        return mine, my_cells
+        return mine
 
     n_workers = min(n_threads, todo.n)
     try:
@@ -1053,10 +1055,8 @@ def _score_row_groups(args, src, units, acc, state, cells, declared, needed,
     err = todo.first_failure()
     if err is not None:
         raise err
-    for mine, my_cells in done:
+    for mine in done:
         acc.merge(mine)
-        if cells is not None:
-            cells.merge(my_cells)
 
 
 @contextlib.contextmanager
