@@ -455,7 +455,11 @@ def _clean(x: Any) -> Any:
 
 def _render(out: Output, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(_clean(out.data), indent=2, allow_nan=False) + "\n"
+        from . import __version__
+
+        data = {"command": out.data.get("command"), "fastkappa_version": __version__,
+                **out.data}  # every JSON output names the version that made it
+        return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         fields: list[str] = []

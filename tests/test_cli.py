@@ -1186,3 +1186,17 @@ def test_main_score_clusters_memory_bounded(tmp_path):
     growth = peak - base
     print(f"RSS after warm-up {base / 2**20:.0f} MB, peak {peak / 2**20:.0f} MB")
     assert growth < 200 * 2**20, f"peak RSS grew by {growth / 2**20:.0f} MB"
+
+
+def test_main_every_json_output_names_the_version(files, capsys):
+    for argv in _subcommand_cases(files):
+        res = run_json(argv, capsys)
+        assert res["fastkappa_version"] == fk.__version__ and list(res)[0] == "command"
+
+
+def test_main_score_clusters_need_two(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p,c\n0,0,a\n1,1,a\n1,0,a\n0,1,a\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "c",
+                        "--method", "percentile", "--n-resamples", "50"], capsys)
+    assert code == 1 and "needs at least 2 clusters; the data hold 1" in err
