@@ -1191,7 +1191,7 @@ def test_main_score_clusters_memory_bounded(tmp_path):
 def test_main_every_json_output_names_the_version(files, capsys):
     for argv in _subcommand_cases(files):
         res = run_json(argv, capsys)
-        assert res["fastkappa_version"] == fk.__version__ and list(res)[0] == "command"
+        assert res["fastkappa_version"] == fk.__version__ and next(iter(res)) == "command"
 
 
 def test_main_score_clusters_need_two(tmp_path, capsys):
