@@ -9,8 +9,9 @@ change a column's type halfway through the file, and every bad value can be
 traced to its row. Numbers are parsed from each block's small dictionary.
 
 Missing values in CSV are the tokens of :data:`MISSING_TOKENS` (pandas'
-default ``na_values`` plus ``-`` and ``?``), matched exactly: they are read
-as missing, never as a class, so they cannot turn a numeric column into a
+default ``na_values`` plus ``-`` and ``?``), also with spaces around them,
+and any other spelling of NaN (``NAN``): they are read as missing, never as
+a class, so they cannot turn a numeric column into a
 column of strings.  A numeric label column holds integers within int64 (or
 whole-number spellings of them such as ``1.0`` and ``1e3``, the same class as
 ``1`` and ``1000``); anything else in it is an error naming its row.
@@ -45,8 +46,9 @@ PARQUET_BATCH_ROWS = 1 << 20
 PREFETCH = 2
 #: seconds before the progress bar shows (short inputs never show one)
 PROGRESS_DELAY = 1.0
-#: CSV fields read as missing (exact matches): pandas' default ``na_values``
-#: plus ``-`` and ``?``.  Never a class, in any column.
+#: CSV fields read as missing: pandas' default ``na_values`` plus ``-`` and
+#: ``?`` (also with spaces around them), and any spelling of NaN.  Never a
+#: class, in any column.
 MISSING_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
                   "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
                   "nan", "null", "-", "?")
@@ -546,6 +548,8 @@ class LabelConverter:
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
             used = _used_codes(codes, len(words))
+            if self.fmt == "csv":
+                codes, used, missing = _blank_tokens(words, codes, used, missing)
             if not len(used):  # every value missing: the kind is still open
                 return CodesColumn(codes, np.asarray(words, dtype=object),
                                    kind=self.kind or "str"), missing
@@ -606,6 +610,34 @@ def _not_a_class(value) -> str:
     if v == math.floor(v):
         return _OUT_OF_RANGE
     return f"which is not a class label ({_NUM_HINT})"
+
+
+_MISSING_SET = frozenset(MISSING_TOKENS)
+
+
+def _is_missing_word(word: str) -> bool:
+    """A missing-value token, with surrounding spaces, or any spelling of NaN."""
+    w = word.strip()
+    if w in _MISSING_SET:
+        return True
+    if w[-3:].lower() != "nan":
+        return False
+    try:
+        return decimal.Decimal(w).is_nan()
+    except decimal.InvalidOperation:
+        return False
+
+
+def _blank_tokens(words, codes, used, missing):
+    """Rows whose word is a missing token that Arrow's exact match left (``" NA"``,
+    ``NAN``) become missing too: such words never decide a column's kind."""
+    blank = [j for j in used if _is_missing_word(words[j])]
+    if not blank:
+        return codes, used, missing
+    hit = np.isin(codes, blank)
+    codes = np.where(hit, -1, codes)
+    missing = hit if missing is None else (missing | hit)
+    return codes, np.setdiff1d(used, blank), missing
 
 
 def _used_codes(codes: np.ndarray, n: int) -> np.ndarray:

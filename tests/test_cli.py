@@ -937,7 +937,7 @@ def test_main_score_out_of_range_integer_names_the_row(tmp_path, capsys):
 
 
 _TOKENS = st.sampled_from(["", "NA", "N/A", "NaN", "nan", "None", "null", "NULL", "-", "?",
-                           "#N/A", "<NA>", "n/a"])
+                           "#N/A", "<NA>", "n/a", " NA", "NAN", " None "])
 
 
 @given(data=st.data())

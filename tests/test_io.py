@@ -409,3 +409,19 @@ def test_prefetch_reraises_keyboard_interrupt_without_waiting():
         it.throw(KeyboardInterrupt)
     assert time.monotonic() - start < 10  # the blocked reader was not waited for
     release.set()
+
+
+@pytest.mark.parametrize("word", [" NA", "None ", " - ", "NAN", "nAn", "+nan", "sNaN"])
+def test_spaced_tokens_and_nan_spellings_are_missing(tmp_path, word):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[f'"{word}"', 1], ["1.0", 1], [2, 2]]))
+    ((values, missing),) = _read_all(open_source(str(path)), ["t"])["t"]
+    assert values.dtype.kind == "i" and values[1:].tolist() == [1, 2]
+    assert missing.tolist() == [True, False, False]
+
+
+def test_missing_words_in_a_string_column_with_spaces(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([["mild", 1], ['" NA "', 1], ["Nan", 1], ["nano", 1]]))
+    ((values, missing),) = _read_all(open_source(str(path)), ["t"])["t"]
+    assert missing.tolist() == [False, True, True, False] and values[3] == "nano"
