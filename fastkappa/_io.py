@@ -7,13 +7,23 @@ before the first byte of data is parsed, so a block that happens to look
 different (a ``2.0`` after a million ``2``, a ``NA`` in row 10^7) cannot
 change a column's type halfway through the file, and every bad value can be
 traced to its row. Numbers are parsed from each block's small dictionary.
+
+Missing values in CSV are the tokens of :data:`MISSING_TOKENS` (pandas'
+default ``na_values`` plus ``-`` and ``?``), also with spaces around them,
+and any other spelling of NaN (``NAN``): they are read as missing, never as
+a class, so they cannot turn a numeric column into a
+column of strings.  A numeric label column holds integers within int64 (or
+whole-number spellings of them such as ``1.0`` and ``1e3``, the same class as
+``1`` and ``1000``); anything else in it is an error naming its row.
 """
 
 from __future__ import annotations
 
 import csv
+import decimal
 import gzip
 import io
+import math
 import os
 import queue
 import sys
@@ -36,10 +46,31 @@ PARQUET_BATCH_ROWS = 1 << 20
 PREFETCH = 2
 #: seconds before the progress bar shows (short inputs never show one)
 PROGRESS_DELAY = 1.0
+#: CSV fields read as missing: pandas' default ``na_values`` plus ``-`` and
+#: ``?`` (also with spaces around them), and any spelling of NaN.  Never a
+#: class, in any column.
+MISSING_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                  "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                  "nan", "null", "-", "?")
+#: the longest CSV header line read (bytes); a longer one, or a file without a
+#: newline (``/dev/zero``), is an error rather than an unbounded read
+MAX_HEADER_BYTES = 1 << 20
+#: the range of integer class labels
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 class DataError(ValueError):
     """The data cannot be scored (exit code 1 on the command line)."""
+
+
+def _read_errors():
+    """Exceptions a damaged input raises while it is read (truncated or corrupt
+    gzip, Parquet, bad UTF-8, I/O errors)."""
+    import zlib
+
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError, EOFError, zlib.error, UnicodeDecodeError)
 
 
 def require_pyarrow():
@@ -102,7 +133,6 @@ class Source:
         on its own file handle), with Arrow errors turned into
         :class:`DataError`.  Only Parquet sources have one.
         """
-        import pyarrow as pa
 
         read = self._group_reader()
 
@@ -112,9 +142,9 @@ class Source:
                 for batch in read(groups, needed):
                     yield batch
                     row += batch.num_rows
-            except pa.ArrowInvalid as e:
-                raise DataError(
-                    f"{self.name}: cannot parse the rows after row {row - 1}: {e}") from None
+            except _read_errors() as e:
+                raise DataError(f"{self.name}: cannot parse the rows after row {row - 1}: "
+                                f"{_one_line(e)}") from None
 
         return batches
 
@@ -136,11 +166,26 @@ def _peek(stream, n: int) -> bytes:
     raise AssertionError("stream must be buffered")  # pragma: no cover
 
 
-def _split_header(line: bytes, sep: str, name: str) -> list[str]:
+def _read_header(stream, sep: str, name: str) -> list[str]:
+    """The column names from the first line of ``stream`` (read with a bound)."""
+    line = stream.readline(MAX_HEADER_BYTES + 1)
     if not line:
         raise DataError(f"{name} is empty: a CSV file needs a header line naming its columns.")
-    text = line.decode("utf-8-sig").rstrip("\r\n")
-    row = next(csv.reader([text], delimiter=sep))
+    if len(line) > MAX_HEADER_BYTES and not line.endswith(b"\n"):
+        raise DataError(
+            f"{name}: the header line is longer than {MAX_HEADER_BYTES:,} bytes (no line "
+            "break found); is it a CSV file? Check the file, or --sep for its separator.")
+    try:
+        text = line.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{name}: the header line is not UTF-8 text ({e.reason} at byte "
+                        f"{e.start}); is it a CSV file?") from None
+    try:
+        row = next(csv.reader([text], delimiter=sep))
+    except csv.Error as e:
+        raise DataError(f"{name}: cannot read the header line: {e}.") from None
+    except StopIteration:
+        row = []
     return [c.strip() for c in row]
 
 
@@ -148,9 +193,30 @@ def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
     """Open ``path`` (``-`` for standard input) as CSV, gzip CSV or Parquet.
 
     The format comes from the first bytes (gzip and Parquet magic numbers),
-    not from the file name, so piped input works too.
+    not from the file name, so piped input works too.  A damaged input
+    (truncated or corrupt gzip or Parquet) is a :class:`DataError`.
     """
     require_pyarrow()
+    try:
+        if path == "-":  # a pipe can block: wait where Ctrl-C is seen
+            return call_interruptibly(_open_source, path, sep, stdin)
+        return _open_source(path, sep, stdin)
+    except DataError:
+        raise
+    except _read_errors() as e:
+        shown = "stdin" if path == "-" else path
+        raise DataError(f"cannot read {shown}: {_one_line(e)}") from None
+
+
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line (Arrow's can span several)."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    if isinstance(e, EOFError) or "end-of-stream" in text:
+        text += " (the file is truncated)"
+    return text
+
+
+def _open_source(path: str, sep: str | None, stdin) -> Source:
     if path == "-":
         raw = stdin if stdin is not None else sys.stdin.buffer
         if not hasattr(raw, "peek"):
@@ -176,7 +242,7 @@ def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
     compression = "gzip" if magic[:2] == GZIP_MAGIC else None
     opener = gzip.open if compression else open
     with opener(path, "rb") as f:
-        header = _split_header(f.readline(), sep, name)
+        header = _read_header(f, sep, name)
 
     def batches(needed, types):
         import pyarrow as pa
@@ -188,7 +254,7 @@ def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
 
 
 def _csv_stream_source(raw, name: str, sep: str) -> Source:
-    header = _split_header(raw.readline(), sep, name)
+    header = _read_header(raw, sep, name)
     used = []
 
     def batches(needed, types):
@@ -220,7 +286,9 @@ def _csv_batches(stream, header, needed, types, sep, skip_rows):
         parse_options=pcsv.ParseOptions(delimiter=sep),
         convert_options=pcsv.ConvertOptions(include_columns=list(needed),
                                             column_types=column_types,
-                                            strings_can_be_null=True))
+                                            null_values=list(MISSING_TOKENS),
+                                            strings_can_be_null=True,
+                                            quoted_strings_can_be_null=True))
     yield from reader
 
 
@@ -232,7 +300,7 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
     try:
         pf = pq.ParquetFile(src)
     except pa.ArrowException as e:
-        raise DataError(f"cannot read {name} as Parquet: {e}") from None
+        raise DataError(f"cannot read {name} as Parquet: {_one_line(e)}") from None
     columns = list(pf.schema_arrow.names)
 
     def batches(needed, types):
@@ -266,7 +334,6 @@ def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None
     works on the current one (pyarrow and the counting kernels both release
     the GIL), so decoding and counting overlap.
     """
-    import pyarrow as pa
 
     source.check_columns(needed)
     types = types or {}
@@ -281,9 +348,9 @@ def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None
                 batch = next(it)
             except StopIteration:
                 break
-            except pa.ArrowInvalid as e:
-                raise DataError(
-                    f"{source.name}: cannot parse the rows after row {row - 1}: {e}") from None
+            except _read_errors() as e:
+                raise DataError(f"{source.name}: cannot parse the rows after row {row - 1}: "
+                                f"{_one_line(e)}") from None
             cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
             yield row, cols
             row += batch.num_rows
@@ -322,18 +389,66 @@ def _prefetched(it, depth: int):
 
     worker = threading.Thread(target=work, name="fastkappa-reader", daemon=True)
     worker.start()
+    interrupted = False
     try:
         while True:
-            ok, item = q.get()
+            ok, item = _get(q)
             if ok:
                 yield item
             elif item is None:
                 return
             else:
                 raise item
+    except KeyboardInterrupt:
+        # the reader may be blocked on input that never comes (a pipe): do not
+        # wait for it; it is a daemon thread and stops at its next batch
+        interrupted = True
+        raise
     finally:
         stop.set()
-        worker.join()
+        if not interrupted:
+            worker.join()
+
+
+#: seconds between the main thread's checks for Ctrl-C while it waits on workers
+WAIT_POLL = 0.1
+
+
+def _get(q: queue.Queue):
+    """``q.get()`` in short waits: a signal (Ctrl-C) delivered to another thread
+    never wakes a blocked main thread, but it sees the signal between waits."""
+    while True:
+        try:
+            return q.get(timeout=WAIT_POLL)
+        except queue.Empty:
+            continue
+
+
+def call_interruptibly(fn, *args):
+    """``fn(*args)`` on a daemon thread while this one waits in short steps, so a
+    read blocked on a pipe cannot keep Ctrl-C from being seen (see :func:`_get`)."""
+    from concurrent.futures import Future
+
+    fut: Future = Future()
+
+    def work() -> None:
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as e:  # handed to the caller, raised there
+            fut.set_exception(e)
+
+    threading.Thread(target=work, name="fastkappa-open", daemon=True).start()
+    return wait_all([fut])[0]
+
+
+def wait_all(futures) -> list:
+    """The results of ``futures`` in order, waiting in short steps (see :func:`_get`)."""
+    from concurrent.futures import wait
+
+    pending = set(futures)
+    while pending:
+        _, pending = wait(pending, timeout=WAIT_POLL)
+    return [f.result() for f in futures]
 
 
 def progress_bar(source: Source):
@@ -385,6 +500,10 @@ class LabelConverter:
         if pa.types.is_integer(t):
             vals = (arr.fill_null(0) if missing is not None else arr).to_numpy(
                 zero_copy_only=False)
+            if vals.dtype.kind == "u" and len(vals) and vals.max() > INT64_MAX:
+                i = int(np.flatnonzero(vals > INT64_MAX)[0])
+                raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                f"{vals[i].item()!r}, {_OUT_OF_RANGE}.")
             return self._numbers(vals, row0, missing)
         if pa.types.is_floating(t):
             vals = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
@@ -392,12 +511,12 @@ class LabelConverter:
             if missing is not None or nan.any():
                 missing = nan if missing is None else (missing | nan)
                 vals = np.where(missing, 0.0, vals)
-            frac = vals != np.floor(vals)
+            frac = (vals != np.floor(vals)) | (np.abs(vals) >= 2.0**63)
             if frac.any():
                 i = int(np.flatnonzero(frac)[0])
                 raise DataError(
-                    f"row {row0 + i}: column {self.name!r} holds {vals[i].item()!r}, which "
-                    f"is not a class label ({_NUM_HINT}).")
+                    f"row {row0 + i}: column {self.name!r} holds {vals[i].item()!r}, "
+                    f"{_not_a_class(vals[i])}.")
             self._set_kind("num", row0, 0, vals[0] if len(vals) else None)
             return vals.astype(np.int64), missing
         raise DataError(
@@ -429,46 +548,96 @@ class LabelConverter:
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
             used = _used_codes(codes, len(words))
-            nums = _parse_numbers([words[j] for j in used]) if self.fmt == "csv" else None
-            if nums is not None and self.kind != "str":
-                cats = np.zeros(len(words), dtype=nums.dtype)
+            if self.fmt == "csv":
+                codes, used, missing = _blank_tokens(words, codes, used, missing)
+            if not len(used):  # every value missing: the kind is still open
+                return CodesColumn(codes, np.asarray(words, dtype=object),
+                                   kind=self.kind or "str"), missing
+            parsed = (_parse_labels([words[j] for j in used])
+                      if self.fmt == "csv" and self.kind != "str" else None)
+            if parsed is not None:
+                nums, bad = parsed
+                if bad:  # the first such row in the file
+                    i, why = min((int(np.flatnonzero(codes == used[b])[0]), why)
+                                 for b, why in bad)
+                    raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                    f"{words[codes[i]]!r}, {why}.")
+                cats = np.zeros(len(words), dtype=np.int64)
                 cats[used] = nums
-                if cats.dtype.kind == "f":
-                    frac = cats[used] != np.floor(cats[used])
-                    if frac.any():
-                        bad = used[np.flatnonzero(frac)[0]]
-                        i = int(np.flatnonzero(codes == bad)[0])
-                        raise DataError(
-                            f"row {row0 + i}: column {self.name!r} holds {words[bad]!r}, "
-                            f"which is not a class label ({_NUM_HINT}).")
-                    cats = cats.astype(np.int64)
-                if len(used):
-                    self._set_kind("num", row0, 0, None)
+                self._set_kind("num", row0, 0, None)
                 return CodesColumn(codes, cats, kind="num"), missing
-            if len(used) and self.kind == "num":
-                # find the first value that is not a number
-                bad = next(j for j in used if _parse_numbers([words[j]]) is None)
-                i = int(np.flatnonzero(codes == bad)[0])
-                self._set_kind("str", row0, i, words[bad])
-            if len(used):
-                self._set_kind("str", row0, 0, None)
+            if self.kind == "num":
+                # the first value in file order that is not a number
+                first = None
+                for j in used:
+                    if _parse_labels([words[j]]) is None:
+                        i = int(np.flatnonzero(codes == j)[0])
+                        first = i if first is None else min(first, i)
+                self._set_kind("str", row0, first, words[codes[first]])
+            self._set_kind("str", row0, 0, None)
             cats = np.asarray(words, dtype=object)
             return CodesColumn(codes, cats, kind="str"), missing
         # a dictionary of numbers (e.g. a categorical column in Parquet)
         cats = dict_vals.to_numpy(zero_copy_only=False)
+        used = _used_codes(codes, len(cats))
         if cats.dtype.kind == "f":
-            bad = cats != np.floor(cats)
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                hit = np.flatnonzero(codes == j)
-                if len(hit):
-                    raise DataError(
-                        f"row {row0 + int(hit[0])}: column {self.name!r} holds "
-                        f"{cats[j].item()!r}, which is not a class label ({_NUM_HINT}).")
+            bad = (cats != np.floor(cats)) | (np.abs(cats) >= 2.0**63)
+            bad_used = used[bad[used]]
+            if len(bad_used):
+                i = int(np.flatnonzero(np.isin(codes, bad_used))[0])
+                raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                f"{cats[codes[i]].item()!r}, {_not_a_class(cats[codes[i]])}.")
             cats = np.where(bad, 0, cats).astype(np.int64)
+        elif cats.dtype.kind == "u" and len(used) and cats[used].max() > INT64_MAX:
+            big = used[cats[used] > INT64_MAX]
+            i = int(np.flatnonzero(np.isin(codes, big))[0])
+            raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                            f"{cats[codes[i]].item()!r}, {_OUT_OF_RANGE}.")
         if len(codes):
             self._set_kind("num", row0, 0, None)
         return CodesColumn(codes, cats, kind="num"), missing
+
+
+_OUT_OF_RANGE = ("which is outside the range of integer class labels (-2**63 to 2**63 - 1); "
+                 "recode the column")
+
+
+def _not_a_class(value) -> str:
+    """Why a number is not a class label (the end of an error message)."""
+    v = float(value)
+    if not math.isfinite(v):
+        return f"which is not a class label ({_NUM_HINT})"
+    if v == math.floor(v):
+        return _OUT_OF_RANGE
+    return f"which is not a class label ({_NUM_HINT})"
+
+
+_MISSING_SET = frozenset(MISSING_TOKENS)
+
+
+def _is_missing_word(word: str) -> bool:
+    """A missing-value token, with surrounding spaces, or any spelling of NaN."""
+    w = word.strip()
+    if w in _MISSING_SET:
+        return True
+    if w[-3:].lower() != "nan":
+        return False
+    try:
+        return decimal.Decimal(w).is_nan()
+    except decimal.InvalidOperation:
+        return False
+
+
+def _blank_tokens(words, codes, used, missing):
+    """Rows whose word is a missing token that Arrow's exact match left (``" NA"``,
+    ``NAN``) become missing too: such words never decide a column's kind."""
+    blank = [j for j in used if _is_missing_word(words[j])]
+    if not blank:
+        return codes, used, missing
+    hit = np.isin(codes, blank)
+    codes = np.where(hit, -1, codes)
+    missing = hit if missing is None else (missing | hit)
+    return codes, np.setdiff1d(used, blank), missing
 
 
 def _used_codes(codes: np.ndarray, n: int) -> np.ndarray:
@@ -478,19 +647,43 @@ def _used_codes(codes: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(seen)
 
 
-def _parse_numbers(words: list[str]) -> np.ndarray | None:
-    """The words as int64 (all integers) or float64 (all numbers), else None."""
-    try:
-        return np.array([int(w) for w in words], dtype=np.int64)
+def _parse_labels(words: list[str]) -> tuple[np.ndarray, list[tuple[int, str]]] | None:
+    """Parse CSV words of a numeric label column, exactly (never through float64).
+
+    Returns None when a word is not a number at all (the column holds
+    strings).  Otherwise ``(values, bad)``: int64 values, and ``(index,
+    reason)`` of every word that is a number but not a class label (not
+    whole, not finite, or outside int64).
+    ``1``, ``1.0``, ``+1`` and ``1e0`` are all the class 1.
+    """
+    try:  # fast path: plain integers within range
+        return np.array([int(w) for w in words], dtype=np.int64), []
     except (ValueError, OverflowError):
         pass
-    try:
-        vals = np.array([float(w) for w in words], dtype=np.float64)
-    except ValueError:
-        return None
-    if not np.all(np.isfinite(vals)):
-        return None
-    return vals
+    values = np.zeros(len(words), dtype=np.int64)
+    bad: list[tuple[int, str]] = []
+    for i, w in enumerate(words):
+        try:
+            v = int(w)
+        except ValueError:
+            try:
+                d = decimal.Decimal(w.strip())
+            except decimal.InvalidOperation:
+                return None
+            if d.is_nan():  # "nan" spellings the missing tokens do not cover ("NAN")
+                return None
+            if not d.is_finite() or d != d.to_integral_value():
+                bad.append((i, f"which is not a class label ({_NUM_HINT})"))
+                continue
+            if d.adjusted() > 19:  # never build a huge int from "1e999999999"
+                bad.append((i, _OUT_OF_RANGE))
+                continue
+            v = int(d)
+        if not INT64_MIN <= v <= INT64_MAX:
+            bad.append((i, _OUT_OF_RANGE))
+            continue
+        values[i] = v
+    return values, bad
 
 
 def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | None]:

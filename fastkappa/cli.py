@@ -54,12 +54,17 @@ from ._io import (
     progress_bar,
     score_values,
     subset,
+    wait_all,
 )
 from ._validation import use_serial_kernels
+from .bootstrap import METHODS as _API_METHODS
 
 FORMATS = ("text", "json", "csv")
 WEIGHTS = ("none", "linear", "quadratic")
-METHODS = ("bca", "percentile", "basic", "asymptotic")
+#: interval methods, as the library lists them
+METHODS = _API_METHODS
+#: the library's default number of bootstrap replicates (fastkappa.kappa_ci)
+N_RESAMPLES = 10_000
 
 #: file formats ``--plot`` writes (told by the file name's suffix)
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -89,6 +94,35 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _at_least(lo: int, what: str):
+    """An argparse type: an integer of at least ``lo`` (``what`` says why)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer of at least {lo} ({what}), got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer of at least {lo} ({what}), got {v}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer seed, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {v}")
+    return v
+
+
 def _level(text: str) -> float:
     try:
         v = float(text)
@@ -104,10 +138,17 @@ def _label_list(text: str) -> list:
     if not text.strip() or any(s == "" for s in items):
         raise argparse.ArgumentTypeError(
             f"expected comma-separated class labels such as 0,1,2,3,4; got {text!r}")
+    if len(set(items)) != len(items):
+        twice = next(s for s in items if items.count(s) > 1)
+        raise argparse.ArgumentTypeError(f"each class may appear once; {twice!r} is repeated "
+                                         f"in {text!r}")
     try:
-        return [int(s) for s in items]
+        values = [int(s) for s in items]
     except ValueError:
         return items
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"each class may appear once; got {text!r}")
+    return values
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -149,9 +190,12 @@ def make_parser() -> argparse.ArgumentParser:
     interval = argparse.ArgumentParser(add_help=False)
     interval.add_argument("--confidence-level", type=_level, default=0.95, metavar="CL",
                           help="confidence level (default: 0.95)")
-    interval.add_argument("--n-resamples", type=_positive_int, default=10_000, metavar="B",
-                          help="bootstrap replicates (default: 10000)")
-    interval.add_argument("--seed", type=int, default=None, help="random seed")
+    interval.add_argument("--n-resamples", type=_at_least(2, "bootstrap replicates"),
+                          default=N_RESAMPLES, metavar="B",
+                          help=f"bootstrap replicates (default: {N_RESAMPLES})")
+    interval.add_argument("--seed", type=_seed, default=None, metavar="N",
+                          help="random seed, a non-negative integer (default: drawn at "
+                               "random and reported)")
 
     parser = argparse.ArgumentParser(
         prog="fastkappa",
@@ -168,9 +212,11 @@ def make_parser() -> argparse.ArgumentParser:
         help="score the shipped retinopathy data set (QWK, intervals, comparison)",
         description="Score the simulated diabetic-retinopathy set shipped with fastkappa "
                     "(120,000 eyes, three models) and a published table.")
-    demo.add_argument("--n-resamples", type=_positive_int, default=2000, metavar="B",
-                      help="bootstrap replicates (default: 2000)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    demo.add_argument("--n-resamples", type=_at_least(2, "bootstrap replicates"),
+                      default=N_RESAMPLES, metavar="B",
+                      help=f"bootstrap replicates (default: {N_RESAMPLES})")
+    demo.add_argument("--seed", type=_seed, default=0, metavar="N",
+                      help="random seed (default: 0)")
     figs = demo.add_mutually_exclusive_group()
     figs.add_argument("--figures", metavar="DIR",
                       help=f"folder for the figures (PNG; default: {DEMO_FIGURES} in the "
@@ -185,8 +231,11 @@ def make_parser() -> argparse.ArgumentParser:
     score.add_argument("--pred", required=True, metavar="COL", help="column of predictions")
     score.add_argument("--weights", choices=WEIGHTS, default="none",
                        help="disagreement weights (default: none; quadratic gives QWK)")
-    score.add_argument("--ci", choices=METHODS, metavar="METHOD",
-                       help=f"add a confidence interval: {', '.join(METHODS)}")
+    score.add_argument("--method", choices=METHODS, metavar="METHOD",
+                       help=f"add a confidence interval: {', '.join(METHODS)} (default: "
+                            "none)")
+    score.add_argument("--ci", choices=METHODS, metavar="METHOD", dest="ci_alias",
+                       help="deprecated spelling of --method")
     score.add_argument("--clusters", metavar="COL",
                        help="cluster column (e.g. patient id) for the interval")
     score.add_argument("--by", metavar="COL", help="also score each group of this column")
@@ -204,8 +253,9 @@ def make_parser() -> argparse.ArgumentParser:
                          help="two or more prediction columns")
     compare.add_argument("--reference", metavar="COL",
                          help="compare each model with this one only")
-    compare.add_argument("--weights", choices=WEIGHTS, default="quadratic",
-                         help="disagreement weights (default: quadratic)")
+    compare.add_argument("--weights", choices=WEIGHTS, default="none",
+                         help="disagreement weights (default: none, as in fastkappa.compare; "
+                              "quadratic gives QWK)")
     compare.add_argument("--method", choices=METHODS, default="bca",
                          help="interval method (default: bca)")
     compare.add_argument("--clusters", metavar="COL", help="cluster column for resampling")
@@ -224,9 +274,10 @@ def make_parser() -> argparse.ArgumentParser:
                             help="column of continuous scores")
     thresholds.add_argument("--weights", choices=WEIGHTS, default="quadratic",
                             help="disagreement weights (default: quadratic)")
-    thresholds.add_argument("--cv", type=_positive_int, metavar="K",
+    thresholds.add_argument("--cv", type=_at_least(2, "folds"), metavar="K",
                             help="also report the K-fold out-of-fold kappa")
-    thresholds.add_argument("--seed", type=int, default=None, help="random seed for the folds")
+    thresholds.add_argument("--seed", type=_seed, default=None, metavar="N",
+                            help="random seed for the folds")
     thresholds.add_argument("--plot", metavar="PATH",
                             help="also save a figure (.png, .svg or .pdf): kappa as each cut "
                                  "point moves")
@@ -245,7 +296,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0, 1 data error, 2 usage error).
+    """Run the command line; return the exit code.
+
+    0 success; 1 the data cannot be scored (unreadable, truncated or corrupt
+    file, missing column, bad value) or the output cannot be written (a
+    closed pipe, a full disk); 2 the command line is wrong; 130 interrupted
+    (Ctrl-C).  Every failure is one line on standard error, never a
+    traceback.
 
     Examples
     --------
@@ -253,12 +310,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--format", "json"])  # doctest: +SKIP
     0
     """
-    parser = _parser()
+    prog = "fastkappa"
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse reports usage errors itself
-        return int(e.code) if isinstance(e.code, int) else 2
-    prog = f"fastkappa {args.command}"
+        parser = _parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # argparse reports usage errors itself
+            return int(e.code) if isinstance(e.code, int) else 2
+        prog = f"fastkappa {args.command}"
+        return _run(args, prog)
+    except KeyboardInterrupt:
+        _error_line(f"{prog}: interrupted")
+        if argv is None:
+            # run as the program: a reader thread may still be blocked on input that
+            # never comes (a pipe), and finalising the interpreter around it can
+            # abort; nothing is left to clean up, so leave at once
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(130)
+        return 130
+
+
+class OutputError(Exception):
+    """The results cannot be written to standard output (exit code 1)."""
+
+
+def _error_line(text: str) -> None:
+    """Print one line on stderr (a message's own line breaks become spaces)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(" ".join(text.split()) + "\n")
+        sys.stderr.flush()
+
+
+def _run(args, prog: str) -> int:
+    from ._io import _read_errors
+
     recorded: list = []
     try:
         _set_threads(args.threads)
@@ -269,15 +355,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write(out, args.format)
     except UsageError as e:
         _report_warnings(recorded, prog)
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        _error_line(f"{prog}: error: {e}")
         return 2
+    except OutputError as e:
+        _error_line(f"{prog}: error: {e}")
+        return 1
     except ValueError as e:  # DataError and the library's validation errors
         _report_warnings(recorded, prog)
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        _error_line(f"{prog}: error: {_cli_wording(str(e))}")
         return 1
-    except BrokenPipeError:  # output piped into head and closed: not an error
-        return 0
+    except MemoryError:
+        _error_line(f"{prog}: error: out of memory; score a smaller file, or fewer groups "
+                    "or classes.")
+        return 1
+    except _read_errors() as e:  # a damaged input met outside the readers' own checks
+        from ._io import _one_line
+
+        name = "stdin" if getattr(args, "file", None) == "-" else getattr(args, "file", "")
+        _error_line(f"{prog}: error: cannot read {name}: {_one_line(e)}")
+        return 1
     return 0
+
+
+#: the library's option names as the command line spells them
+_CLI_NAMES = (
+    ("returning replace_undefined_by=nan", "reporting nan"),
+    ("nan_policy='omit'", "--nan-policy omit"),
+    ("`labels=[...]`", "--labels"), ("labels=[...]", "--labels"),
+    ("`labels=`", "--labels"), ("`labels`", "--labels"),
+    ("`n_classes=`", "--n-classes"), ("`n_classes`", "--n-classes"),
+    ("`n_resamples`", "--n-resamples"), ("`confidence_level`", "--confidence-level"),
+    ("`seed`", "--seed"), ("`method`", "--method"), ("`weights`", "--weights"),
+    ("`clusters`", "--clusters"), ("`groups`", "--by"),
+    (", or mark rows to drop with `ignore_index=`", ""),
+    (" or mark rows to drop with `ignore_index=`", ""),
+)
+
+
+def _cli_wording(text: str) -> str:
+    """A library message with its Python option names turned into command-line flags."""
+    for py, cli in _CLI_NAMES:
+        text = text.replace(py, cli)
+    return text.replace("`n_undefined`", "n_undefined (a field of --format json)")
 
 
 def _report_warnings(recorded, prog: str) -> None:
@@ -288,7 +407,7 @@ def _report_warnings(recorded, prog: str) -> None:
         if not ours:  # not ours to judge: hand it back to the warning system
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             continue
-        text = str(w.message)
+        text = _cli_wording(str(w.message))
         if text not in seen:
             seen.add(text)
             print(f"{prog}: warning: {text}", file=sys.stderr)
@@ -334,11 +453,14 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _write(out: Output, fmt: str) -> None:
-    stream = sys.stdout
+def _render(out: Output, fmt: str) -> str:
     if fmt == "json":
-        stream.write(json.dumps(_clean(out.data), indent=2, allow_nan=False) + "\n")
-    elif fmt == "csv":
+        from . import __version__
+
+        data = {"command": out.data.get("command"), "fastkappa_version": __version__,
+                **out.data}  # every JSON output names the version that made it
+        return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
         buf = io.StringIO()
         fields: list[str] = []
         for row in out.rows:
@@ -347,13 +469,45 @@ def _write(out: Output, fmt: str) -> None:
         writer.writeheader()
         for row in out.rows:
             writer.writerow({k: _csv_value(v) for k, v in row.items()})
-        stream.write(buf.getvalue())
-    else:
-        stream.write(out.text.rstrip("\n") + "\n")
-    stream.flush()
+        return buf.getvalue()
+    return out.text.rstrip("\n") + "\n"
+
+
+def _write(out: Output, fmt: str) -> None:
+    """Write the output; a closed or full standard output is an :class:`OutputError`."""
+    text = _render(out, fmt)
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError("standard output is closed; nothing was written.")
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise OutputError("standard output was closed before all the results were "
+                          "written (a pipe whose reader exited?).") from None
+    except OSError as e:
+        _silence_stdout()
+        raise OutputError(f"cannot write the results to standard output: "
+                          f"{e.strerror or e}.") from None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of
+    what could not be written fails silently instead of printing a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
 
 
 def _csv_value(v: Any) -> Any:
+    if type(v) in (int, str):  # the common cells, without the generic cleaning
+        return v
     v = _clean(v)
     if v is None:
         return ""
@@ -572,17 +726,23 @@ def _progress(args) -> bool:
 
 
 def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
-    """Keep-mask of the rows without missing values (None: all kept)."""
+    """Keep-mask of the rows without missing values (None: all kept); with
+    ``--nan-policy raise`` the first missing value in file order is an error."""
     any_missing = None
+    first = None  # (row, column)
     for name, m in masks.items():
         if m is None or not m.any():
             continue
-        if policy == "raise":
-            i = int(np.flatnonzero(m)[0])
-            raise DataError(
-                f"row {row0 + i}: column {name!r} is empty or missing (NA/NaN/null); pass "
-                "--nan-policy omit to skip rows with a missing value.")
+        i = int(np.argmax(m))
+        if first is None or i < first[0]:
+            first = (i, name)
         any_missing = m if any_missing is None else (any_missing | m)
+    if first is not None and policy == "raise":
+        i, name = first
+        raise DataError(
+            f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
+            "token such as NA, NaN, None, null, - or ?); pass --nan-policy omit to skip "
+            "rows with a missing value.")
     return None if any_missing is None else ~any_missing
 
 
@@ -621,17 +781,21 @@ def _read_columns(args, src, label_cols: list[str], score_cols: list[str] = (),
             else:
                 values[c], masks[c] = conv[c].convert(cols[c], row0)
         keep = _missing_rows(masks, row0, args.nan_policy)
+        index = None
         if keep is not None:
-            values = {c: subset(v, keep) for c, v in values.items()}
+            index = np.flatnonzero(keep)
+            values = {c: subset(v, index) for c, v in values.items()}
+        _check_kinds(label_cols, values, conv, row0, index)
         if declared is not None:
             for c in label_cols:
                 hit = first_row_outside(values[c], declared)
                 if hit is not None:
                     i, value = hit
-                    rows = np.flatnonzero(keep)[i] if keep is not None else i
+                    rows = int(index[i]) if index is not None else i
                     raise DataError(
                         f"row {row0 + rows}: column {c!r} holds {value!r}, which is not one "
-                        f"of the declared classes {declared.tolist()[:20]}.")
+                        f"of the declared classes {declared.tolist()[:20]}; declare every "
+                        "class with --labels or --n-classes.")
         for c in needed:
             parts[c].append(_compact(materialize(values[c]) if c not in score_cols
                                      else values[c]))
@@ -664,24 +828,89 @@ def _length(col) -> int:
     return len(col.codes) if isinstance(col, CodesColumn) else len(col)
 
 
-def _group_codes(col) -> tuple[np.ndarray, list]:
-    """Per-row group codes and the group keys they index."""
-    from ._columns import CodesColumn
+def _check_kinds(label_cols: list[str], values: dict, conv: dict, row0: int,
+                 index: np.ndarray | None) -> None:
+    """Every label column holds numbers, or every one strings; else name the first
+    row, column and value that breaks this.
 
-    if isinstance(col, CodesColumn):
-        cats = np.asarray(col.categories)
-        used, codes = np.unique(col.codes, return_inverse=True)
-        return codes, cats[used].tolist()
-    keys, codes = np.unique(np.asarray(col), return_inverse=True)
-    return codes, keys.tolist()
+    The value named is the first word that is not a number in a column of
+    strings (``mild`` among ``1, 2, mild``) when the other columns hold numbers.
+    """
+    from ._io import _parse_labels
+
+    kinds = {c: conv[c].kind for c in label_cols}
+    known = {k for k in kinds.values() if k is not None}
+    if len(known) < 2 or _length(values[label_cols[0]]) == 0:
+        return
+    numeric = next(c for c in label_cols if kinds[c] == "num")
+    best = None  # (row index in the batch, column)
+    for c in label_cols:
+        if kinds[c] != "str":
+            continue
+        words = materialize(values[c])
+        for i, w in enumerate(words.tolist()):
+            if best is not None and i >= best[0]:
+                break
+            if isinstance(w, str) and _parse_labels([w]) is None:
+                best = (i, c)
+                break
+    if best is None:  # every string here looks like a number: name the first row
+        best = (0, next(c for c in label_cols if kinds[c] == "str"))
+    i, c = best
+    value = materialize(subset(values[c], slice(i, i + 1)))[0]
+    shown = value.item() if isinstance(value, np.generic) else value
+    row = row0 + (int(index[i]) if index is not None else i)
+    raise DataError(
+        f"row {row}: column {c!r} holds {shown!r}, but column {numeric!r} holds numbers; "
+        "label columns must all hold the same kind of value (numbers, or strings): recode "
+        "one of them.")
 
 
-def _score_batch(args, row0, cols, count, conv, groups, rows, declared, needed) -> None:
-    """Add one record batch to the overall (through ``count(t, p)``) and
-    per-group accumulators."""
-    import fastkappa as fk
+class _ScoreState:
+    """What ``score --by`` / ``--clusters`` count as the file streams (no rows kept).
 
-    weights = _weights(args)
+    ``labels`` numbers the classes met; ``groups`` and ``clusters`` number
+    the ids of those columns; with both, ``pairs`` numbers (group, cluster)
+    pairs.  Each batch adds its (unit, true class, predicted class) counts to
+    a :class:`~fastkappa._filecount.CellCounts`.
+    """
+
+    def __init__(self, args) -> None:
+        from ._filecount import KeyIndex
+
+        self.labels = KeyIndex()
+        self.groups = KeyIndex() if args.by else None
+        self.clusters = KeyIndex() if args.clusters else None
+        self.pairs = KeyIndex() if args.by and args.clusters else None
+
+    @property
+    def active(self) -> bool:
+        return self.groups is not None or self.clusters is not None
+
+    def new_counts(self):
+        from ._filecount import CellCounts
+
+        return CellCounts() if self.active else None
+
+    def add(self, args, values, t, p, cells) -> None:
+        ti, pi = self.labels.ids(t), self.labels.ids(p)
+        gid = self.groups.ids(values[args.by]) if self.groups is not None else None
+        cid = self.clusters.ids(values[args.clusters]) if self.clusters is not None else None
+        if gid is not None and cid is not None:
+            unit = self.pairs.ids((gid << 32) | cid)
+        else:
+            unit = gid if gid is not None else cid
+        cells.add(unit, ti, pi)
+
+    def pair_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Group id and cluster id of every pair id."""
+        v = np.asarray(self.pairs.values, dtype=np.int64)
+        return v >> 32, v & ((1 << 32) - 1)
+
+
+def _score_batch(args, row0, cols, count, conv, state, cells, declared, needed) -> None:
+    """Add one record batch to the overall accumulator (through ``count(t, p)``) and,
+    with ``--by`` / ``--clusters``, to the per-unit tables ``cells``."""
     values, masks = {}, {}
     for c in needed:
         values[c], masks[c] = conv[c].convert(cols[c], row0)
@@ -690,6 +919,7 @@ def _score_batch(args, row0, cols, count, conv, groups, rows, declared, needed) 
     if keep is not None:
         index = np.flatnonzero(keep)
         values = {c: subset(v, index) for c, v in values.items()}
+    _check_kinds([args.true, args.pred], values, conv, row0, index)
     t, p = values[args.true], values[args.pred]
     try:
         count(t, p)
@@ -698,19 +928,8 @@ def _score_batch(args, row0, cols, count, conv, groups, rows, declared, needed) 
     except ValueError as e:
         raise _explain_update_error(e, {args.true: t, args.pred: p}, declared, row0,
                                     index) from None
-    if args.by:
-        codes, keys = _group_codes(values[args.by])
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
-        for j, key in enumerate(keys):
-            sel = order[bounds[j]:bounds[j + 1]]
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = fk.CohenKappa(weights=weights, **_class_kw(args))
-            g.update(subset(t, sel), subset(p, sel))
-    if args.clusters:
-        for c in needed:
-            rows[c].append(_compact(materialize(values[c])))
+    if cells is not None:
+        state.add(args, values, t, p, cells)
 
 
 class _Counter:
@@ -745,8 +964,7 @@ class _Counter:
         futures = [self.pool.submit(acc.update, subset(t, slice(lo, lo + step)),
                                     subset(p, slice(lo, lo + step)))
                    for acc, lo in zip(self.parts, range(0, n, step), strict=False)]
-        for f in futures:
-            f.result()
+        wait_all(futures)
 
     def __exit__(self, *exc) -> None:
         self.pool.shutdown()
@@ -788,39 +1006,34 @@ class _RowGroupQueue:
         return self.failures[min(self.failures)] if self.failures else None
 
 
-def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
+def _score_row_groups(args, src, units, acc, state, cells, declared, needed,
                       n_threads) -> None:
-    """Score a Parquet file's row groups in parallel, into ``acc``, ``groups``, ``rows``.
+    """Score a Parquet file's row groups in parallel, into ``acc`` and ``cells``.
 
     Each worker thread takes the next of ``units`` (consecutive row groups
     holding at least a batch of rows, see :meth:`Source.row_group_units`), decodes it
-    alone and counts it into accumulators of its own; the accumulators are
+    alone and counts it into accumulators of its own (the per-unit tables
+    ``cells`` are shared, merged under a lock); the accumulators are
     merged at the end (exact integer counts, so the thread count never
     changes a result).  On two cores this keeps both busy without the reader
     and the counting ever waiting for each other, which interleaving them per
-    batch cannot.  Memory holds one record batch per worker; ``--clusters``
-    rows are put back into file order.
+    batch cannot.  Memory holds one record batch per worker.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    import fastkappa as fk
-
     todo = _RowGroupQueue(len(units))
     bar = progress_bar(src) if _progress(args) else None
-    kept: dict[int, dict[str, list]] = {}
 
     def work():
         read = src.group_reader()
         mine = copy.deepcopy(acc)
-        my_groups: dict[Any, fk.CohenKappa] = {}
         conv = {c: LabelConverter(c, src.fmt) for c in needed}
         while (i := todo.take()) is not None:
-            part = {c: [] for c in needed} if args.clusters else {}
             try:
                 row0, members = units[i]
                 for batch in read(row0, members, needed):
                     cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
-                    _score_batch(args, row0, cols, mine.update, conv, my_groups, part,
+                    _score_batch(args, row0, cols, mine.update, conv, state, cells,
                                  declared, needed)
                     row0 += batch.num_rows
                     if bar is not None:
@@ -828,8 +1041,7 @@ def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
             except Exception as e:  # reported by the caller, first in file order
                 todo.fail(i, e)
                 break
-            kept[i] = part
-        return mine, my_groups
+        return mine
 
     n_workers = min(n_threads, todo.n)
     try:
@@ -837,7 +1049,7 @@ def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
                                 initializer=use_serial_kernels) as pool:
             futures = [pool.submit(work) for _ in range(n_workers)]
             try:
-                done = [f.result() for f in futures]
+                done = wait_all(futures)
             except BaseException:  # Ctrl-C: no new units, then out
                 todo.stop()
                 raise
@@ -847,16 +1059,8 @@ def _score_row_groups(args, src, units, acc, groups, rows, declared, needed,
     err = todo.first_failure()
     if err is not None:
         raise err
-    for mine, my_groups in done:
+    for mine in done:
         acc.merge(mine)
-        for key, g in my_groups.items():
-            if key in groups:
-                groups[key].merge(g)
-            else:
-                groups[key] = g
-    for i in sorted(kept):
-        for c, arrays in kept[i].items():
-            rows[c].extend(arrays)
 
 
 @contextlib.contextmanager
@@ -877,29 +1081,67 @@ def _serial_kernels():
         numba.set_num_threads(before)
 
 
+def _interval_method(args) -> str | None:
+    """``--method``, or the deprecated ``--ci`` (with a warning saying so)."""
+    alias = getattr(args, "ci_alias", None)
+    if alias is None:
+        return args.method
+    if args.method is not None and args.method != alias:
+        raise UsageError(f"--ci {alias} and --method {args.method} disagree; --ci is a "
+                         "deprecated spelling of --method, so give --method alone.")
+    warnings.warn(f"--ci is deprecated; use --method {alias} (the same choices).",
+                  FutureWarning, stacklevel=2)
+    return alias
+
+
+def _draw_seed(args, method: str | None) -> int | None:
+    """The seed of a bootstrap run: ``--seed``, or one drawn now (and reported)."""
+    if method is None or method == "asymptotic":
+        return args.seed
+    if args.seed is None:
+        return int(np.random.SeedSequence().entropy)
+    return args.seed
+
+
+def _provenance(args, method: str | None, seed: int | None) -> dict:
+    """What a JSON result records so that it can be reproduced."""
+    from . import __version__
+
+    boot = method is not None and method != "asymptotic"
+    return {"fastkappa_version": __version__,
+            "weights": _weights(args),
+            "method": method,
+            "confidence_level": args.confidence_level if method is not None else None,
+            "n_resamples": args.n_resamples if boot else None,
+            "seed": seed if boot else None}
+
+
 def _cmd_score(args) -> Output:
     import fastkappa as fk
 
     weights = _weights(args)
+    method = _interval_method(args)
+    seed = _draw_seed(args, method)
     plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
     needed = _unique([args.true, args.pred, args.clusters, args.by])
     try:
         acc = fk.CohenKappa(weights=weights, **_class_kw(args))
     except ValueError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(_cli_wording(str(e))) from None
     declared = _declared(args)
     conv = {c: LabelConverter(c, src.fmt) for c in needed}
-    groups: dict[Any, fk.CohenKappa] = {}
-    rows: dict[str, list] = {c: [] for c in needed} if args.clusters else {}
+    state = _ScoreState(args)
+    cells = state.new_counts()
     with _serial_kernels() as n_threads:
         units = src.row_group_units() if src.row_groups else []
         if n_threads > 1 and len(units) > 1:
-            _score_row_groups(args, src, units, acc, groups, rows, declared, needed, n_threads)
+            _score_row_groups(args, src, units, acc, state, cells, declared, needed,
+                              n_threads)
         else:
             with _Counter(acc, n_threads) as counter:
                 for row0, cols in iter_batches(src, needed, progress=_progress(args)):
-                    _score_batch(args, row0, cols, counter.count, conv, groups, rows,
+                    _score_batch(args, row0, cols, counter.count, conv, state, cells,
                                  declared, needed)
     if acc.n_rows == 0:
         raise DataError(f"{src.name} holds no rows to score"
@@ -907,86 +1149,190 @@ def _cmd_score(args) -> Output:
                            if args.nan_policy == "omit" else "") + ".")
     labels = acc.labels
     kappa = acc.compute()
+    tables = _UnitTables(state, cells, labels) if cells is not None else None
     ci = None
-    full = None
-    if args.ci:
+    if method is not None:
         if args.clusters:
-            full = {c: np.concatenate(v) for c, v in rows.items()}
-            ci = fk.kappa_ci(full[args.true], full[args.pred], weights=weights, labels=labels,
-                             clusters=full[args.clusters], method=args.ci,
-                             confidence_level=args.confidence_level,
-                             n_resamples=args.n_resamples, seed=args.seed)
+            ci = tables.cluster_ci(None, weights, method, args.confidence_level,
+                                   args.n_resamples, seed)
         else:
-            ci = acc.ci(method=args.ci, confidence_level=args.confidence_level,
-                        n_resamples=args.n_resamples, seed=args.seed)
-    group_results = []
-    for key in sorted(groups, key=_sort_key):
-        g = groups[key]
-        matrix = g.aligned(labels)
-        gk = fk.kappa_from_confusion(matrix, weights)
-        gci = None
-        if args.ci:
-            if args.clusters:
-                sel = full[args.by] == key
-                gci = fk.kappa_ci(full[args.true][sel], full[args.pred][sel], weights=weights,
-                                  labels=labels, clusters=full[args.clusters][sel],
-                                  method=args.ci, confidence_level=args.confidence_level,
-                                  n_resamples=args.n_resamples, seed=args.seed)
-            else:
-                gci = fk.kappa_ci_from_confusion(
-                    matrix, weights=weights, method=args.ci,
-                    confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-                    seed=args.seed)
-        group_results.append((key, g.n_rows, gk, gci))
-    out = _score_output(args, src, acc, kappa, ci, group_results)
+            ci = acc.ci(method=method, confidence_level=args.confidence_level,
+                        n_resamples=args.n_resamples, seed=seed)
+    by = (_score_groups(args, tables, weights, method, seed, labels, kappa) if args.by
+          else None)
+    out = _score_output(args, src, acc, kappa, ci, by, method, seed)
     if plot is None:
         return out
-    by = None
-    if args.by and len(group_results) <= MAX_PLOTTED_GROUPS:
-        by = _by_group_result(args, acc, kappa, groups, group_results)
-    elif args.by:
-        out.text += (f"\n(the figure leaves out the {len(group_results):,} groups of "
+    if by is not None and len(by.groups) > MAX_PLOTTED_GROUPS:
+        out.text += (f"\n(the figure leaves out the {len(by.groups):,} groups of "
                      f"{args.by!r}: a forest plot shows at most {MAX_PLOTTED_GROUPS})")
+        by = None
     fig = _score_figure(acc.confusion, labels.tolist(), weights, (args.true, args.pred),
                         ci=ci, by=by)
     return _add_plot(out, plot, fig)
 
 
-def _by_group_result(args, acc, kappa, groups, group_results):
-    """The groups of ``score --by`` as a KappaByGroup (what ``fastkappa.plot.forest`` takes)."""
-    from .groups import KappaByGroup
+class _UnitTables:
+    """The streamed (unit, true, predicted) counts on the final class scale."""
 
-    labels = acc.labels
-    keys = np.empty(len(group_results), dtype=object)
-    keys[:] = [key for key, *_ in group_results]
-    ci = bool(args.ci)
+    def __init__(self, state: _ScoreState, cells, labels: np.ndarray) -> None:
+        from ._filecount import class_positions
+
+        unit, ti, pi, count = cells.entries()
+        pos = class_positions(state.labels, labels)
+        self.k = len(labels)
+        self.t, self.p, self.count = pos[ti], pos[pi], count
+        self.group = self.cluster = None
+        if state.pairs is not None:
+            gid, cid = state.pair_parts()
+            self.group, self.cluster = gid[unit], cid[unit]
+        elif state.groups is not None:
+            self.group = unit
+        else:
+            self.cluster = unit
+        self.state = state
+
+    def group_order(self) -> tuple[list, np.ndarray]:
+        """Group keys sorted as :func:`fastkappa.kappa_by_group` sorts them, and the
+        rank of every group id."""
+        keys = self.state.groups.values
+        order = sorted(range(len(keys)), key=lambda j: keys[j])
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[order] = np.arange(len(keys))
+        return [keys[j] for j in order], rank
+
+    def group_tables(self, rank: np.ndarray) -> np.ndarray:
+        """(G, K, K) int64 tables, groups in sorted order."""
+        k = self.k
+        g = len(rank)
+        flat = np.zeros(g * k * k, dtype=np.int64)
+        np.add.at(flat, (rank[self.group] * k + self.t) * k + self.p, self.count)
+        return flat.reshape(g, k, k)
+
+    def cluster_ci(self, rows, weights, method, confidence_level, n_resamples, seed):
+        """:func:`fastkappa.kappa_ci` with ``clusters`` from the per-cluster tables
+        (``rows`` selects entries, None for all): the same units, so the same
+        interval for the same seed."""
+        import dataclasses
+
+        from . import _weights as weight_module
+        from .bootstrap import (
+            DENSE_CELLS_MAX,
+            _ci_from_units,
+            _kappa_ci_iv,
+            _single_model_cells,
+            units_from_clusters,
+        )
+
+        method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples,
+                                                    seed)
+        k = self.k
+        t, p, count, cluster = self.t, self.p, self.count, self.cluster
+        if rows is not None:
+            t, p, count, cluster = t[rows], p[rows], count[rows], cluster[rows]
+        cells = t * k + p
+        ids, codes = np.unique(cluster, return_inverse=True)
+        if len(ids) < 2:
+            raise DataError(
+                f"an interval that resamples clusters needs at least 2 clusters; "
+                f"{'this group holds' if rows is not None else 'the data hold'} "
+                f"{len(ids)} (leave out --clusters to treat rows as independent).")
+        if k * k <= DENSE_CELLS_MAX:
+            cell_t, cell_p = _single_model_cells(k)
+        else:
+            used, cells = np.unique(cells, return_inverse=True)
+            cell_t, cell_p = used // k, (used % k)[:, None]
+        units = units_from_clusters(cells, count.astype(np.float64), codes.reshape(-1),
+                                    len(ids), cell_t, cell_p, k)
+        units = dataclasses.replace(units, n_rows=int(count.sum()))
+        wmat = weight_module.weight_matrix(k, weights)
+        return _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+
+
+def _score_groups(args, tables: _UnitTables, weights, method, seed, labels, overall):
+    """``score --by`` as a :class:`~fastkappa.groups.KappaByGroup`: the group
+    kernel's kappa of every table, and intervals seeded as
+    :func:`fastkappa.kappa_by_group` seeds them (one stream per group,
+    spawned from ``seed``)."""
+    import fastkappa as fk
+
+    from . import _weights as weight_module
+    from .exceptions import UndefinedKappaWarning
+    from .groups import KappaByGroup, _group_kappas
+
+    keys, rank = tables.group_order()
+    confusion = tables.group_tables(rank)
+    g, k = len(keys), tables.k
+    wmat = weight_module.weight_matrix(k, weights)
+    kappa, n = _group_kappas(confusion, wmat)
+    undefined = int(np.isnan(kappa).sum())
+    if undefined:
+        warnings.warn(f"kappa is undefined in {undefined} of {g} groups of {args.by!r}; "
+                      "they are reported as nan.", UndefinedKappaWarning, stacklevel=2)
+    low = high = None
+    if method is not None:
+        low, high = np.full(g, np.nan), np.full(g, np.nan)
+        seeds = np.random.SeedSequence(seed).spawn(g)
+        if tables.cluster is not None:
+            order = np.argsort(rank[tables.group], kind="stable")
+            bounds = np.searchsorted(rank[tables.group][order], np.arange(g + 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
+            for i in range(g):
+                if confusion[i].sum() == 0:
+                    continue
+                if tables.cluster is None:
+                    res = fk.kappa_ci_from_confusion(
+                        confusion[i], weights=weights, method=method,
+                        confidence_level=args.confidence_level,
+                        n_resamples=args.n_resamples, seed=seeds[i])
+                else:
+                    try:
+                        res = tables.cluster_ci(order[bounds[i]:bounds[i + 1]], weights,
+                                                method, args.confidence_level,
+                                                args.n_resamples, seeds[i])
+                    except DataError:  # one cluster in this group: no interval
+                        continue
+                low[i], high[i] = res.low, res.high
+    group_keys = np.empty(g, dtype=object)
+    group_keys[:] = keys
     return KappaByGroup(
-        groups=keys,
-        kappa=np.array([k for _, _, k, _ in group_results], dtype=np.float64),
-        n=np.array([n for _, n, _, _ in group_results], dtype=np.int64),
-        overall=float(kappa),
-        confusion=np.stack([groups[key].aligned(labels) for key in keys]),
-        classes=labels, weights=_weights(args),
-        low=np.array([c.low for *_, c in group_results]) if ci else None,
-        high=np.array([c.high for *_, c in group_results]) if ci else None,
-        method=args.ci, confidence_level=args.confidence_level if ci else None)
+        groups=group_keys, kappa=kappa, n=n.astype(np.int64), overall=float(overall),
+        confusion=confusion, classes=labels,
+        weights=weights, low=low, high=high, method=method,
+        confidence_level=args.confidence_level if method is not None else None)
 
 
 def _sort_key(v):
     return (isinstance(v, str), v)
 
 
-def _score_output(args, src, acc, kappa, ci, group_results) -> Output:
+_WEIGHT_NAMES = {None: "unweighted", "linear": "linear-weighted",
+                 "quadratic": "quadratic-weighted (QWK)"}
+
+
+def _resampling_note(method: str | None, n_resamples: int, seed) -> str:
+    """"10,000 resamples, seed 12" for a bootstrap, "" otherwise."""
+    if method is None or method == "asymptotic":
+        return ""
+    return f"{n_resamples:,} resamples, seed {seed}"
+
+
+def _score_output(args, src, acc, kappa, ci, by, method, seed) -> Output:
     labels = acc.labels
-    wname = args.weights
+    weights = _weights(args)
+    group_results = [] if by is None else [
+        (key, int(by.n[i]), float(by.kappa[i]),
+         None if by.low is None else (float(by.low[i]), float(by.high[i])))
+        for i, key in enumerate(by.groups.tolist())]
     data = {
         "command": "score",
+        **_provenance(args, method, seed),
         "file": src.name,
         "y_true": args.true,
         "y_pred": args.pred,
         "n_rows": acc.n_rows,
         "labels": labels,
-        "weights": None if wname == "none" else wname,
         "kappa": kappa,
         "ci": _ci_dict(ci) if ci is not None else None,
         "clusters": args.clusters,
@@ -996,26 +1342,32 @@ def _score_output(args, src, acc, kappa, ci, group_results) -> Output:
         data["by"] = args.by
         data["groups"] = [
             {"group": key, "n_rows": n, "kappa": k,
-             "ci": _ci_dict(c) if c is not None else None}
+             "ci": None if c is None else {"low": c[0], "high": c[1], "method": method,
+                                           "confidence_level": args.confidence_level}}
             for key, n, k, c in group_results]
 
-    def row(level, group, n, k, c):
-        r = {"level": level, "group": group, "n_rows": n, "kappa": k}
-        if args.ci:
-            r.update(low=c.low, high=c.high, standard_error=c.standard_error,
-                     method=c.method, confidence_level=c.confidence_level)
+    def row(level, group, n, k, low, high, se):
+        r = {"level": level, "group": group, "n_rows": n, "kappa": k, "weights": weights,
+             "method": method}
+        if method is not None:
+            r.update(low=low, high=high, standard_error=se,
+                     confidence_level=args.confidence_level)
         return r
 
-    rows = [row("overall", "", acc.n_rows, kappa, ci)]
-    rows += [row("group", key, n, k, c) for key, n, k, c in group_results]
-    what = {"none": "unweighted", "linear": "linear-weighted",
-            "quadratic": "quadratic-weighted (QWK)"}[wname]
+    overall = (ci.low, ci.high, ci.standard_error) if ci is not None else (None,) * 3
+    rows = [row("overall", "", acc.n_rows, kappa, *overall)]
+    rows += [row("group", key, n, k, *(c if c is not None else (None, None)), None)
+             for key, n, k, c in group_results]
     lines = [f"{src.name}: {acc.n_rows:,} rows, {len(labels)} classes {labels.tolist()[:20]}"
              f"{' ...' if len(labels) > 20 else ''}",
-             f"{what} kappa of {args.pred!r} against {args.true!r}"]
+             f"{_WEIGHT_NAMES[weights]} kappa of {args.pred!r} against {args.true!r}"]
     lines.append(_ci_text(ci) if ci is not None else f"kappa = {_fmt(kappa)}")
-    if args.clusters and ci is not None:
-        lines.append(f"(interval resamples clusters of {args.clusters!r})")
+    note = _resampling_note(method, args.n_resamples, seed)
+    if ci is not None and (note or args.clusters):
+        parts = [note] if note else []
+        if args.clusters:
+            parts.append(f"clusters of {args.clusters!r} resampled")
+        lines.append(f"({'; '.join(parts)})")
     if len(labels) <= 12:
         lines += ["", f"confusion matrix (rows: {args.true}, columns: {args.pred}):",
                   _matrix_text(acc.confusion, labels.tolist())]
@@ -1024,13 +1376,13 @@ def _score_output(args, src, acc, kappa, ci, group_results) -> Output:
         width = max(len(str(k)) for k, *_ in group_results)
         width = max(width, 5)
         head = f"{'group'.ljust(width)}  {'rows':>10}  {'kappa':>7}"
-        if args.ci:
+        if method is not None:
             head += f"  {'low':>7}  {'high':>7}"
         lines.append(head)
         for key, n, k, c in group_results:
             line = f"{str(key).ljust(width)}  {n:>10,}  {_fmt(k):>7}"
-            if args.ci:
-                line += f"  {_fmt(c.low):>7}  {_fmt(c.high):>7}"
+            if c is not None:
+                line += f"  {_fmt(c[0]):>7}  {_fmt(c[1]):>7}"
             lines.append(line)
     return Output("\n".join(lines), data, rows)
 
@@ -1038,19 +1390,39 @@ def _score_output(args, src, acc, kappa, ci, group_results) -> Output:
 # --------------------------------------------------------------------------- compare
 
 
-def _pairs_text(comp) -> list[str]:
+def _p_at_floor(pr, method: str) -> bool:
+    """A bootstrap p-value at its floor (about 2 / B): only a bound is known."""
+    if method == "asymptotic" or pr.p_value is None or not math.isfinite(pr.p_value):
+        return False
+    b = len(pr.distribution) if pr.distribution is not None else 0
+    return b > 1 and pr.p_value <= 2.0 / b * (1 + 1e-9)
+
+
+def _p_text(p: float, bound: bool) -> str:
+    return f"p < {p:.4g}" if bound else f"p = {p:.4g}"
+
+
+def _pairs_text(comp, method: str) -> list[str]:
     lines = []
     for pr in comp.pairs:
-        p_adj = getattr(pr, "p_adjusted", None)
-        adj = "" if p_adj is None or p_adj == pr.p_value else f", adjusted p = {p_adj:.4g}"
+        bound = _p_at_floor(pr, method)
+        p_adj = pr.p_adjusted
+        adj = ("" if p_adj is None or p_adj == pr.p_value
+               else f", adjusted {_p_text(p_adj, bound)}")
         lines.append(f"  {pr.a} - {pr.b}: {pr.difference:+.4f} "
-                     f"({_fmt(pr.low)} to {_fmt(pr.high)}), p = {pr.p_value:.4g}{adj}")
+                     f"({_fmt(pr.low)} to {_fmt(pr.high)}), {_p_text(pr.p_value, bound)}{adj}")
     return lines
 
 
-def _pair_dict(pr) -> dict:
+def _pair_dict(pr, method: str) -> dict:
+    """A paired difference for JSON; a p-value at its bootstrap floor is flagged as a
+    bound (the true p is at most that)."""
     keys = ("a", "b", "difference", "low", "high", "p_value", "p_adjusted")
-    return {k: _clean(getattr(pr, k, None)) for k in keys}
+    out = {k: _clean(getattr(pr, k, None)) for k in keys}
+    bound = _p_at_floor(pr, method)
+    out["p_value_is_bound"] = bound
+    out["p_adjusted_is_bound"] = bound and pr.p_adjusted is not None
+    return out
 
 
 def _cmd_compare(args) -> Output:
@@ -1063,45 +1435,49 @@ def _cmd_compare(args) -> Output:
     if args.reference is not None and args.reference not in args.pred:
         raise UsageError(f"--reference {args.reference!r} must be one of the --pred columns "
                          f"{args.pred}.")
-    if not hasattr(fk, "compare"):
-        raise DataError("this fastkappa build has no fastkappa.compare yet.")
+    method = args.method
+    seed = _draw_seed(args, method)
     plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
     label_cols = _unique([args.true, *args.pred])
     cols = _read_columns(args, src, label_cols, extra_cols=_unique([args.clusters]))
     preds = {name: cols[name] for name in args.pred}
+    weights = _weights(args)
     comp = fk.compare(
-        cols[args.true], preds, weights=_weights(args), method=args.method,
+        cols[args.true], preds, weights=weights, method=method,
         confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-        seed=args.seed, clusters=cols[args.clusters] if args.clusters else None,
+        seed=seed, clusters=cols[args.clusters] if args.clusters else None,
         reference=args.reference, p_adjust=None if args.p_adjust == "none" else args.p_adjust,
         **_class_kw(args))
     n = len(cols[args.true])
     data = {
-        "command": "compare", "file": src.name, "y_true": args.true, "n_rows": n,
-        "weights": None if args.weights == "none" else args.weights,
+        "command": "compare", **_provenance(args, method, seed),
+        "p_adjust": None if args.p_adjust == "none" else args.p_adjust,
+        "file": src.name, "y_true": args.true, "n_rows": n,
         "clusters": args.clusters,
         "models": {name: _ci_dict(res) for name, res in comp.models.items()},
-        "pairs": [_pair_dict(pr) for pr in comp.pairs],
+        "pairs": [_pair_dict(pr, method) for pr in comp.pairs],
     }
     rows = [{"kind": "model", "model": name, "estimate": res.estimate, "low": res.low,
-             "high": res.high, "p_value": "", "p_adjusted": "",
-             "method": res.method, "confidence_level": res.confidence_level}
+             "high": res.high, "p_value": "", "p_value_is_bound": "", "p_adjusted": "",
+             "weights": weights, "method": res.method,
+             "confidence_level": res.confidence_level}
             for name, res in comp.models.items()]
     rows += [{"kind": "difference", "model": f"{pr.a} - {pr.b}", "estimate": pr.difference,
               "low": pr.low, "high": pr.high, "p_value": pr.p_value,
-              "p_adjusted": getattr(pr, "p_adjusted", None),
-              "method": args.method, "confidence_level": args.confidence_level}
+              "p_value_is_bound": _p_at_floor(pr, method), "p_adjusted": pr.p_adjusted,
+              "weights": weights, "method": method,
+              "confidence_level": args.confidence_level}
              for pr in comp.pairs]
-    what = {"none": "unweighted", "linear": "linear-weighted",
-            "quadratic": "quadratic-weighted (QWK)"}[args.weights]
-    lines = [f"{src.name}: {n:,} rows; {what} kappa against {args.true!r}, "
-             f"{_METHOD_NAMES[args.method]} intervals"
+    note = _resampling_note(method, args.n_resamples, seed)
+    lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
+             f"{args.true!r}, {_METHOD_NAMES[method]} intervals"
+             + (f" ({note})" if note else "")
              + (f", clusters {args.clusters!r}" if args.clusters else "")]
     width = max(len(m) for m in comp.models)
     for name, res in comp.models.items():
         lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")
-    lines += ["paired differences:", *_pairs_text(comp)]
+    lines += ["paired differences:", *_pairs_text(comp, method)]
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _comparison_figure(comp))
 
@@ -1156,20 +1532,20 @@ def _cmd_demo(args) -> Output:
     for name, pred in models.items():
         results[name] = fk.kappa_ci(y, pred, method="bca", clusters=patient, **common, **boot)
     best = max(results, key=lambda m: results[m].estimate)
-    comp = None
-    if hasattr(fk, "compare"):
-        comp = fk.compare(y, models, method="bca", clusters=patient, p_adjust="holm",
-                          **common, **boot)
+    comp = fk.compare(y, models, method="bca", clusters=patient, p_adjust="holm",
+                      **common, **boot)
     cm = fk.confusion_matrix(y, models[best], n_classes=k)
     table = load_fleiss_1969()
     pub = fk.kappa_ci_from_confusion(table["table"], method="asymptotic")
 
     data = {
         "command": "demo",
+        "fastkappa_version": fk.__version__, "weights": "quadratic", "method": "bca",
+        "confidence_level": 0.95, "n_resamples": args.n_resamples, "seed": args.seed,
         "data": {"rows": len(y), "patients": len(np.unique(patient)),
                  "grades": list(GRADE_NAMES), "prevalence": np.bincount(y, minlength=k) / len(y)},
         "models": {m: _ci_dict(r) for m, r in results.items()},
-        "comparison": None if comp is None else [_pair_dict(pr) for pr in comp.pairs],
+        "comparison": None if comp is None else [_pair_dict(pr, "bca") for pr in comp.pairs],
         "best_model": best,
         "confusion": cm,
         "published_table": {"citation": table["citation"], "table": table["table"],
@@ -1203,7 +1579,7 @@ def _cmd_demo(args) -> Output:
         lines.append(f"  {m.ljust(width)}  {_ci_text(r)}")
     if comp is not None:
         lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
-                      "Holm-adjusted p):", *_pairs_text(comp)]
+                      "Holm-adjusted p):", *_pairs_text(comp, "bca")]
     lines += ["", f"confusion matrix of the best model, {best} "
                   f"(rows: reference grade, columns: {best}):",
               _matrix_text(cm, range(k), [f"{i} {g}" for i, g in enumerate(GRADE_NAMES)]),

@@ -13,6 +13,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 import fastkappa as fk
@@ -80,14 +82,14 @@ def test_main_score_matches_sklearn(files, graded, capsys, kind, weights):
 
 def test_main_score_text_and_csv(files, graded, capsys):
     code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
-                        "--weights", "quadratic", "--ci", "asymptotic"], capsys)
+                        "--weights", "quadratic", "--method", "asymptotic"], capsys)
     assert code == 0
     ci = fk.kappa_ci(graded["grade"], graded["model_b"], weights="quadratic",
                      method="asymptotic")
     assert f"kappa = {ci.estimate:.4f} (95% CI {ci.low:.4f} to {ci.high:.4f}, asymptotic)" in out
     assert "3,000 rows" in out and "confusion matrix" in out
     code, out, _ = run(["score", files["csv"], "--true", "grade", "--pred", "model_b",
-                        "--weights", "quadratic", "--ci", "asymptotic", "--format", "csv"],
+                        "--weights", "quadratic", "--method", "asymptotic", "--format", "csv"],
                        capsys)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 1 and rows[0]["level"] == "overall"
@@ -98,7 +100,7 @@ def test_main_score_text_and_csv(files, graded, capsys):
 @pytest.mark.parametrize("method", ["bca", "percentile"])
 def test_main_score_ci_matches_kappa_ci(files, graded, capsys, method):
     res = run_json(["score", files["parquet"], "--true", "grade", "--pred", "model_a",
-                    "--weights", "quadratic", "--ci", method, "--n-resamples", "400",
+                    "--weights", "quadratic", "--method", method, "--n-resamples", "400",
                     "--seed", "5", "--confidence-level", "0.9"], capsys)
     ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method=method,
                      n_resamples=400, seed=5, confidence_level=0.9)
@@ -109,7 +111,7 @@ def test_main_score_ci_matches_kappa_ci(files, graded, capsys, method):
 
 def test_main_score_clusters(files, graded, capsys):
     res = run_json(["score", files["csv"], "--true", "grade", "--pred", "model_a",
-                    "--weights", "quadratic", "--ci", "bca", "--n-resamples", "300",
+                    "--weights", "quadratic", "--method", "bca", "--n-resamples", "300",
                     "--seed", "1", "--clusters", "patient"], capsys)
     ci = fk.kappa_ci(graded["grade"], graded["model_a"], weights="quadratic", method="bca",
                      n_resamples=300, seed=1, clusters=graded["patient"])
@@ -120,7 +122,7 @@ def test_main_score_clusters(files, graded, capsys):
 
 def test_main_score_by_group(files, graded, capsys):
     res = run_json(["score", files["gz"], "--true", "grade", "--pred", "model_b",
-                    "--weights", "linear", "--by", "site", "--ci", "asymptotic"], capsys)
+                    "--weights", "linear", "--by", "site", "--method", "asymptotic"], capsys)
     ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
                             weights="linear", method="asymptotic")
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
@@ -165,7 +167,7 @@ def test_main_score_nan_policy(tmp_path, capsys):
     path.write_text("t,p\n0,0\n1,\n1,1\n0,1\n")
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
     assert code == 1
-    assert "row 2: column 'p' is empty or missing" in err and "--nan-policy omit" in err
+    assert "row 2: column 'p' is missing" in err and "--nan-policy omit" in err
     res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
                    capsys)
     assert res["n_rows"] == 3
@@ -312,7 +314,7 @@ def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys, par
     """The parallel row-group path (5 row groups) against the one-thread path and the library."""
     assert len(pq.ParquetFile(files["parquet"]).metadata.to_dict()["row_groups"]) == 5
     argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_b", "--weights",
-            "quadratic", "--ci", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
+            "quadratic", "--method", "bca", "--n-resamples", "300", "--seed", "2", "--clusters",
             "patient", "--by", "site"]
     one, two = _threads(argv, capsys, 1), _threads(argv, capsys, 2)
     assert one == two and len(parallel_units) == 1  # two threads: the parallel path
@@ -389,7 +391,7 @@ def test_main_row_groups_missing_values(tmp_path, capsys, parallel_units):
 
     _io.PARQUET_BATCH_ROWS = 3  # one row group per unit (the fixture restores it)
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
-    assert code == 1 and "row 4: column 't' is empty or missing" in err
+    assert code == 1 and "row 4: column 't' is missing" in err
     res = _threads(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
                    capsys, 2)
     keep = [0, 1, 2, 4, 6, 7, 8]
@@ -443,7 +445,7 @@ def test_main_progress_bar_on_terminals(files, monkeypatch, capsys):
 def test_main_compare(files, graded, capsys):
     res = run_json(["compare", files["parquet"], "--true", "grade", "--pred", "model_a",
                     "model_b", "--n-resamples", "300", "--seed", "2", "--clusters",
-                    "patient"], capsys)
+                    "patient", "--weights", "quadratic"], capsys)
     ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
                                        "model_b": graded["model_b"]},
                      weights="quadratic", n_resamples=300, seed=2, clusters=graded["patient"])
@@ -546,7 +548,7 @@ def _subcommand_cases(files):
     return [
         ["demo", "--n-resamples", "200", "--no-figures"],  # figures: test_main_demo_*
         ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
-         "quadratic", "--ci", "bca", "--n-resamples", "200", "--by", "site"],
+         "quadratic", "--method", "bca", "--n-resamples", "200", "--by", "site"],
         ["compare", files["csv"], "--true", "grade", "--pred", "model_a", "model_b",
          "--n-resamples", "200"],
         ["thresholds", files["gz"], "--true", "grade", "--score", "score"],
@@ -603,7 +605,8 @@ def test_subprocess_exit_codes(files):
     proc = subprocess.run([sys.executable, "-c", "import sys; from fastkappa.cli import main; "
                            "sys.exit(main(['score', '-', '--true', 'a', '--pred', 'b']))"],
                           input=b"a,b\n1,x\n", capture_output=True, timeout=120)
-    assert proc.returncode == 1 and b"holds numbers but" in proc.stderr
+    assert proc.returncode == 1
+    assert b"row 1: column 'b' holds 'x', but column 'a' holds numbers" in proc.stderr
 
 
 # --------------------------------------------------------------------------- memory
@@ -722,7 +725,7 @@ def test_main_score_plot_writes_the_confusion_bootstrap_and_groups(files, graded
                                                                    capsys, saved_figures):
     path = tmp_path / "score.png"
     argv = ["score", files["parquet"], "--true", "grade", "--pred", "model_a", "--weights",
-            "quadratic", "--ci", "percentile", "--n-resamples", "300", "--seed", "3",
+            "quadratic", "--method", "percentile", "--n-resamples", "300", "--seed", "3",
             "--by", "site", "--plot", str(path)]
     code, out, err = run(argv, capsys)
     assert code == 0, err
@@ -771,7 +774,7 @@ def test_main_compare_plot_models_and_differences(files, graded, tmp_path, capsy
     path = tmp_path / "compare.png"
     res = run_json(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
                     "model_b", "--n-resamples", "300", "--seed", "4", "--p-adjust", "holm",
-                    "--plot", str(path)], capsys)
+                    "--weights", "quadratic", "--plot", str(path)], capsys)
     assert res["plot"] == str(path)
     _png_is_drawn(path)
     (fig,) = saved_figures
@@ -909,3 +912,291 @@ def test_main_demo_default_folder_unusable_gives_a_note(tmp_path, capsys, monkey
     assert (f"no figures: {cli.DEMO_FIGURES!r} is a file, not a folder; name another folder "
             "with --figures DIR.") in out
     assert (tmp_path / cli.DEMO_FIGURES).read_text() == "a file where the folder would go"
+
+
+# --------------------------------------------------------------------------- issue 11 / 12
+
+
+def test_main_score_missing_token_row_is_missing_not_a_class(tmp_path, capsys):
+    # a "None,None" row used to turn both columns into strings: kappa 0.1429, exit 0
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\nNone,None\n1,1\n2,2\n1.0,1\n2,2.0\n3,3\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1 and "row 1: column 't' is missing" in err and "--nan-policy omit" in err
+    res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy", "omit"],
+                   capsys)
+    assert res["labels"] == [1, 2, 3] and res["n_rows"] == 5 and res["kappa"] == 1.0
+
+
+def test_main_score_out_of_range_integer_names_the_row(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n1,1\n9223372036854775808,1\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 1 and "row 2: column 't' holds '9223372036854775808'" in err
+    assert "outside the range of integer class labels" in err and "warning" not in err
+
+
+_TOKENS = st.sampled_from(["", "NA", "N/A", "NaN", "nan", "None", "null", "NULL", "-", "?",
+                           "#N/A", "<NA>", "n/a", " NA", "NAN", " None "])
+
+
+@given(data=st.data())
+@settings(deadline=None, max_examples=40,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_main_score_random_missing_tokens_match_the_api(tmp_path, capsys, data):
+    """CSV with missing-value tokens at random rows (first block included) against
+    fastkappa.cohen_kappa on the parsed values with None there."""
+    n = data.draw(st.integers(4, 60))
+    t = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    p = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    holes_t = data.draw(st.sets(st.integers(0, n - 1), max_size=n // 2))
+    holes_p = data.draw(st.sets(st.integers(0, n - 1), max_size=n // 2))
+    spell = data.draw(st.lists(st.sampled_from(["{}", "{}.0", "+{}", "{}e0"]), min_size=n,
+                               max_size=n))
+    token = data.draw(_TOKENS)
+
+    def cell(v, i, holes):
+        if i in holes:
+            return '""' if token == "" else token
+        return spell[i].format(v)
+
+    path = tmp_path / "h.csv"
+    path.write_text("t,p\n" + "".join(f"{cell(a, i, holes_t)},{cell(b, i, holes_p)}\n"
+                                      for i, (a, b) in enumerate(zip(t, p, strict=True))))
+    tt = [None if i in holes_t else v for i, v in enumerate(t)]
+    pp = [None if i in holes_p else v for i, v in enumerate(p)]
+    kept = [i for i in range(n) if i not in holes_t and i not in holes_p]
+    code, out, err = run(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy",
+                          "omit", "--weights", "quadratic", "--format", "json"], capsys)
+    if not kept:
+        assert code == 1 and "no rows to score" in err
+    else:
+        assert code == 0, err
+        res = json.loads(out)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fk.UndefinedKappaWarning)
+            expected = fk.cohen_kappa(tt, pp, weights="quadratic", nan_policy="omit")
+        assert res["n_rows"] == len(kept)
+        assert res["labels"] == sorted({t[i] for i in kept} | {p[i] for i in kept})
+        if np.isnan(expected):
+            assert res["kappa"] is None
+        else:
+            assert res["kappa"] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    if holes_t or holes_p:
+        code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+        first = min(holes_t | holes_p)
+        col = "t" if first in holes_t else "p"
+        assert code == 1 and f"row {first + 1}: column '{col}' is missing" in err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--n-resamples", "1"], "--n-resamples"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--seed", "-1"], "--seed"),
+    (["compare", "x.csv", "--true", "t", "--pred", "a", "b", "--seed", "x"], "--seed"),
+    (["thresholds", "x.csv", "--true", "t", "--score", "s", "--cv", "1"], "--cv"),
+    (["score", "x.csv", "--true", "t", "--pred", "p", "--labels", "1,2,1"], "--labels"),
+    (["demo", "--n-resamples", "0"], "--n-resamples"),
+])
+def test_main_option_values_are_usage_errors(argv, flag, capsys):
+    code, _, err = run(argv, capsys)
+    assert code == 2 and f"argument {flag}" in err and err.count("error:") == 1
+
+
+def test_main_score_ci_is_a_deprecated_alias_of_method(files, graded, capsys):
+    argv = ["score", files["csv"], "--true", "grade", "--pred", "model_a", "--seed", "5",
+            "--n-resamples", "200", "--format", "json"]
+    code, out, err = run([*argv, "--ci", "percentile"], capsys)
+    assert code == 0 and "--ci is deprecated; use --method percentile" in err
+    assert json.loads(out) == run_json([*argv, "--method", "percentile"], capsys)
+    code, _, err = run([*argv, "--ci", "bca", "--method", "basic"], capsys)
+    assert code == 2 and "--ci bca and --method basic disagree" in err
+
+
+def test_main_defaults_equal_the_api(files, graded, capsys):
+    """No --weights and no --method: the API's defaults (unweighted; bca, 10,000)."""
+    from fastkappa.cli import make_parser
+
+    for cmd in (["score", "x", "--true", "t", "--pred", "p"],
+                ["compare", "x", "--true", "t", "--pred", "a", "b"]):
+        args = make_parser().parse_args(cmd)
+        assert args.weights == "none" and args.n_resamples == 10_000
+    args = make_parser().parse_args(["compare", "x", "--true", "t", "--pred", "a", "b"])
+    assert args.method == "bca"
+    res = run_json(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                    "model_b", "--n-resamples", "200", "--seed", "1"], capsys)
+    ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
+                                       "model_b": graded["model_b"]},
+                     n_resamples=200, seed=1)
+    assert res["weights"] is None and res["method"] == "bca"
+    assert res["models"]["model_a"]["estimate"] == pytest.approx(
+        ref.models["model_a"].estimate, rel=1e-12)
+    assert res["pairs"][0]["low"] == pytest.approx(ref.pairs[0].low, rel=1e-12)
+
+
+def test_main_json_records_provenance_and_the_seed_used(files, capsys):
+    argv = ["score", files["csv"], "--true", "grade", "--pred", "model_a", "--weights",
+            "linear", "--method", "percentile", "--n-resamples", "200"]
+    first = run_json(argv, capsys)
+    assert first["fastkappa_version"] == fk.__version__
+    assert (first["weights"], first["method"], first["n_resamples"]) == (
+        "linear", "percentile", 200)
+    seed = first["seed"]
+    assert isinstance(seed, int) and seed >= 0  # drawn, and reported
+    again = run_json([*argv, "--seed", str(seed)], capsys)
+    assert again["ci"] == first["ci"] and again["seed"] == seed
+    plain = run_json(argv[:-4], capsys)
+    assert plain["method"] is None and plain["seed"] is None and plain["weights"] == "linear"
+    comp = run_json(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                     "model_b", "--n-resamples", "200", "--method", "asymptotic"], capsys)
+    assert comp["seed"] is None and comp["n_resamples"] is None
+    assert comp["fastkappa_version"] == fk.__version__
+    code, out, _ = run([*argv, "--seed", "3", "--format", "csv"], capsys)
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and row["weights"] == "linear" and row["method"] == "percentile"
+    code, out, _ = run([*argv, "--seed", "3"], capsys)
+    assert code == 0 and "linear-weighted" in out and "percentile" in out and "seed 3" in out
+
+
+def test_main_compare_p_value_at_its_floor_prints_as_a_bound(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 3, 2000)
+    good = t.copy()
+    bad = rng.integers(0, 3, 2000)
+    path = tmp_path / "x.csv"
+    pcsv.write_csv(pa.table({"t": t, "good": good, "bad": bad}), path)
+    argv = ["compare", str(path), "--true", "t", "--pred", "good", "bad", "--n-resamples",
+            "500", "--seed", "0", "--method", "percentile"]
+    res = run_json(argv, capsys)
+    (pair,) = res["pairs"]
+    assert pair["p_value"] == pytest.approx(2 / 500) and pair["p_value_is_bound"] is True
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and "p < 0.004" in out and "p = 0.004" not in out
+    res = run_json([*argv[:-1], "asymptotic"], capsys)
+    assert res["pairs"][0]["p_value_is_bound"] is False
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_main_score_by_intervals_equal_kappa_by_group(files, graded, capsys, kind):
+    """Same seed, same per-group intervals as the Python API (one stream per group)."""
+    res = run_json(["score", files[kind], "--true", "grade", "--pred", "model_b",
+                    "--weights", "quadratic", "--by", "site", "--method", "percentile",
+                    "--seed", "11", "--n-resamples", "300"], capsys)
+    ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
+                            weights="quadratic", ci="percentile", seed=11, n_resamples=300)
+    assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
+    np.testing.assert_array_equal([g["ci"]["low"] for g in res["groups"]], ref.low)
+    np.testing.assert_array_equal([g["ci"]["high"] for g in res["groups"]], ref.high)
+    assert len({g["ci"]["low"] for g in res["groups"]}) == len(ref.groups)
+
+
+def test_main_score_by_with_clusters(files, graded, capsys):
+    """--by with --clusters: each group's interval resamples its clusters, seeded as
+    kappa_by_group seeds its groups."""
+    res = run_json(["score", files["csv"], "--true", "grade", "--pred", "model_a",
+                    "--by", "site", "--clusters", "patient", "--method", "bca", "--seed", "4",
+                    "--n-resamples", "200"], capsys)
+    sites = sorted(set(graded["site"]))
+    seeds = np.random.SeedSequence(4).spawn(len(sites))
+    for g, site, seq in zip(res["groups"], sites, seeds, strict=True):
+        sel = graded["site"] == site
+        ci = fk.kappa_ci(graded["grade"][sel], graded["model_a"][sel], method="bca",
+                         n_resamples=200, seed=seq, clusters=graded["patient"][sel],
+                         labels=[0, 1, 2, 3, 4])
+        assert g["group"] == site and g["ci"]["low"] == pytest.approx(ci.low, rel=1e-12)
+        assert g["ci"]["high"] == pytest.approx(ci.high, rel=1e-12)
+
+
+def test_main_score_clusters_with_missing_rows_and_string_ids(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    n = 3000
+    t = rng.integers(0, 4, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 3)
+    cl = np.array([f"id{v}" for v in rng.integers(0, 400, n)], dtype=object)
+    pt = pa.array(p).to_pylist()
+    for i in rng.choice(n, 40, replace=False):
+        pt[i] = None
+    path = tmp_path / "x.csv"
+    pcsv.write_csv(pa.table({"t": t, "p": pa.array(pt, pa.int64()), "c": cl}), path)
+    res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "c",
+                    "--method", "bca", "--seed", "9", "--n-resamples", "300",
+                    "--nan-policy", "omit"], capsys)
+    keep = np.array([v is not None for v in pt])
+    ci = fk.kappa_ci(t[keep], p[keep], method="bca", n_resamples=300, seed=9,
+                     clusters=cl[keep])
+    assert res["ci"]["low"] == ci.low and res["ci"]["high"] == ci.high
+    assert res["ci"]["standard_error"] == pytest.approx(ci.standard_error, rel=1e-12)
+
+
+def test_main_messages_name_command_line_flags(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n1,1\n1,1\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+    assert code == 0 and "--labels" in err and "labels=" not in err
+    assert "replace_undefined_by" not in err
+    path.write_text("t,p\n1,1\n2,2\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "t",
+                        "--method", "bca", "--n-resamples", "50"], capsys)
+    assert "`" not in err
+
+
+def test_main_mixed_kinds_name_row_column_and_value(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p\n1,\n2,mild\n3,severe\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy",
+                        "omit"], capsys)
+    assert code == 1
+    assert "row 2: column 'p' holds 'mild', but column 't' holds numbers" in err
+    # declared classes: the first row outside them, counting the rows dropped before it
+    path.write_text("t,p\nNA,1\n1,1\n,\n2,mild\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--nan-policy",
+                        "omit", "--labels", "1,2"], capsys)
+    assert code == 1 and "row 4: column 'p' holds 'mild'" in err, err
+    code, _, err = run(["compare", str(path), "--true", "t", "--pred", "p", "t",
+                        "--nan-policy", "omit", "--labels", "1,2"], capsys)
+    assert code == 1 and "row 4: column 'p' holds 'mild'" in err, err
+
+
+CLUSTER_MEMORY_SCRIPT = MEMORY_SCRIPT.replace(
+    '"--weights", "quadratic", "--quiet"]',
+    '"--weights", "quadratic", "--quiet", "--clusters", "c", "--method", "asymptotic"]')
+
+
+@pytest.mark.slow
+def test_main_score_clusters_memory_bounded(tmp_path):
+    """score --clusters keeps per-cluster tables, not rows: 2e7 rows (5e6 used 1.0 GB
+    when rows were kept) stay within 200 MB of a warm-up run."""
+    pytest.importorskip("psutil")
+    assert CLUSTER_MEMORY_SCRIPT != MEMORY_SCRIPT
+    rng = np.random.default_rng(0)
+    n = 20_000_000
+    t = rng.integers(0, 5, n, dtype=np.int8)
+    p = np.clip(t + rng.integers(-1, 2, n, dtype=np.int8), 0, 4).astype(np.int8)
+    c = rng.integers(0, 50_000, n, dtype=np.int32)
+    big, small = tmp_path / "big.parquet", tmp_path / "small.parquet"
+    pq.write_table(pa.table({"t": t, "p": p, "c": c}), big, row_group_size=1 << 20)
+    pq.write_table(pa.table({"t": t[:3_000_000], "p": p[:3_000_000], "c": c[:3_000_000]}),
+                   small, row_group_size=1 << 20)
+    del t, p, c
+    proc = subprocess.run([sys.executable, "-c", CLUSTER_MEMORY_SCRIPT, str(big), str(small)],
+                          capture_output=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr.decode()
+    base, peak = (int(v) for v in proc.stdout.split())
+    growth = peak - base
+    print(f"RSS after warm-up {base / 2**20:.0f} MB, peak {peak / 2**20:.0f} MB")
+    assert growth < 200 * 2**20, f"peak RSS grew by {growth / 2**20:.0f} MB"
+
+
+def test_main_every_json_output_names_the_version(files, capsys):
+    for argv in _subcommand_cases(files):
+        res = run_json(argv, capsys)
+        assert res["fastkappa_version"] == fk.__version__ and next(iter(res)) == "command"
+
+
+def test_main_score_clusters_need_two(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("t,p,c\n0,0,a\n1,1,a\n1,0,a\n0,1,a\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "c",
+                        "--method", "percentile", "--n-resamples", "50"], capsys)
+    assert code == 1 and "needs at least 2 clusters; the data hold 1" in err

@@ -278,3 +278,150 @@ def test_iter_batches_prefetch_keeps_order(tmp_path, small_blocks, prefetch):
     got = np.concatenate(values)
     np.testing.assert_array_equal(got, np.arange(4000))
     np.testing.assert_array_equal(np.diff(firsts), [len(v) for v in values[:-1]])
+
+
+# --------------------------------------------------------------------------- missing tokens
+
+
+@pytest.mark.parametrize("token", _io.MISSING_TOKENS)
+def test_missing_tokens_never_change_a_numeric_column(tmp_path, small_blocks, token):
+    # the token in the first block: the column stays numeric, the token is missing,
+    # and "1" and "1.0" are one class
+    quoted = '""' if token == "" else token
+    rows = [[quoted, quoted], [1, "1.0"], [2, 2]] + [[i % 3, i % 3] for i in range(1500)]
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows))
+    got = _read_all(open_source(str(path)), ["t", "p"])
+    for c in ("t", "p"):
+        values = np.concatenate([v for v, _ in got[c]])
+        assert values.dtype.kind == "i", (token, values.dtype)
+        missing = [m for _, m in got[c] if m is not None]
+        assert len(missing) == 1 and missing[0].sum() == 1 and missing[0][0]
+    p = np.concatenate([v for v, _ in got["p"]])
+    assert p[1] == 1
+
+
+def test_missing_tokens_in_a_string_column(tmp_path):
+    # "none" (lower case) is a grade name, not a missing token
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([["none", "mild"], ["None", "mild"], ["?", "none"]]))
+    got = _read_all(open_source(str(path)), ["t"])
+    ((values, missing),) = got["t"]
+    assert values[0] == "none" and missing.tolist() == [False, True, True]
+
+
+@pytest.mark.parametrize("word, value", [("1.0", 1), ("+3", 3), ("1e3", 1000), (" 7 ", 7),
+                                         ("-0.0", 0), ("9223372036854775807", 2**63 - 1),
+                                         ("-9223372036854775808", -(2**63)),
+                                         ("9007199254740993.0", 2**53 + 1)])
+def test_numbers_parse_exactly(tmp_path, word, value):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[1, 1], [f'"{word}"', 1]]))
+    got = _read_all(open_source(str(path)), ["t"])
+    ((values, _),) = got["t"]
+    assert values.dtype == np.int64 and values[1] == value
+
+
+@pytest.mark.parametrize("word, message", [
+    ("9223372036854775808", "outside the range of integer class labels"),
+    ("-9223372036854775809", "outside the range of integer class labels"),
+    ("1e400", "outside the range of integer class labels"),
+    ("1e999999999", "outside the range of integer class labels"),
+    ("inf", "not a class label"),
+    ("-Infinity", "not a class label"),
+    ("2.5", "not a class label"),
+])
+def test_numbers_that_are_not_classes_name_the_row(tmp_path, small_blocks, word, message):
+    rows = [[i % 3, 1] for i in range(700)] + [[word, 1]] + [[1, 1]] * 10
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes(rows))
+    with pytest.raises(DataError, match=rf"row 701: column 't' holds '{word}', .*{message}"):
+        _read_all(open_source(str(path)), ["t"])
+
+
+def test_first_block_number_out_of_range_names_the_row(tmp_path):
+    # 2**63 wrapped to -2**63 before; several bad values: the first row is named
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[1, 1], [2**64, 1], [2**63, 1]]))
+    with pytest.raises(DataError, match=r"row 2: column 't' holds '18446744073709551616'"):
+        _read_all(open_source(str(path)), ["t"])
+
+
+def test_parquet_integers_out_of_range_name_the_row(tmp_path):
+    for arr in (pa.array([1, 2**63, 2], pa.uint64()), pa.array([1.0, 2.0**64, 2.0])):
+        path = tmp_path / "x.parquet"
+        pq.write_table(pa.table({"t": arr, "p": pa.array([1, 1, 1])}), path)
+        with pytest.raises(DataError, match=r"row 2: column 't' holds .*outside the range"):
+            _read_all(open_source(str(path)), ["t"])
+    path = tmp_path / "d.parquet"
+    dictionary = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()),
+                                                pa.array([1, 2**63], pa.uint64()))
+    pq.write_table(pa.table({"t": dictionary, "p": pa.array([1, 1, 1])}), path)
+    with pytest.raises(DataError, match=r"row 2: column 't' holds .*outside the range"):
+        _read_all(open_source(str(path)), ["t"])
+
+
+def test_header_bounded_and_csv_errors(tmp_path, monkeypatch):
+    monkeypatch.setattr(_io, "MAX_HEADER_BYTES", 1000)
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"t" * 5000)
+    with pytest.raises(DataError, match="header line is longer than 1,000 bytes"):
+        open_source(str(path))
+    path.write_bytes(gzip.compress(b"t" * 5000))
+    with pytest.raises(DataError, match="header line is longer than 1,000 bytes"):
+        open_source(str(path))
+    with pytest.raises(DataError, match="header line is longer than 1,000 bytes"):
+        open_source("-", stdin=io.BytesIO(b"t" * 5000))
+    path.write_bytes(b"t,\xff\xfe\n1,1\n")
+    with pytest.raises(DataError, match="header line is not UTF-8"):
+        open_source(str(path))
+    path.write_bytes(b"t," + b"p" * 140_000 + b"\n")
+    monkeypatch.setattr(_io, "MAX_HEADER_BYTES", 1 << 20)
+    with pytest.raises(DataError, match="cannot read the header line: field larger"):
+        open_source(str(path))
+
+
+def test_truncated_gzip_header_is_a_data_error(tmp_path):
+    path = tmp_path / "x.csv.gz"
+    path.write_bytes(gzip.compress(b"t,p\n" + b"1,1\n" * 10)[:12])
+    with pytest.raises(DataError, match=r"cannot read .*x\.csv\.gz"):
+        open_source(str(path))
+    with pytest.raises(DataError, match=r"cannot read stdin: .*truncated"):
+        open_source("-", stdin=io.BytesIO(path.read_bytes()))
+
+
+def test_prefetch_reraises_keyboard_interrupt_without_waiting():
+    import threading
+
+    release = threading.Event()
+
+    def slow():
+        yield 1
+        release.wait(30)  # a reader blocked on input that never comes
+        yield 2
+
+    import time
+
+    it = _io._prefetched(slow(), 1)
+    assert next(it) == 1
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        it.throw(KeyboardInterrupt)
+    assert time.monotonic() - start < 10  # the blocked reader was not waited for
+    release.set()
+
+
+@pytest.mark.parametrize("word", [" NA", "None ", " - ", "NAN", "nAn", "+nan", "sNaN"])
+def test_spaced_tokens_and_nan_spellings_are_missing(tmp_path, word):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([[f'"{word}"', 1], ["1.0", 1], [2, 2]]))
+    ((values, missing),) = _read_all(open_source(str(path)), ["t"])["t"]
+    assert values.dtype.kind == "i" and values[1:].tolist() == [1, 2]
+    assert missing.tolist() == [True, False, False]
+
+
+def test_missing_words_in_a_string_column_with_spaces(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(_csv_bytes([["mild", 1], ['" NA "', 1], ["Nan", 1], ["nano", 1]]))
+    ((values, missing),) = _read_all(open_source(str(path)), ["t"])["t"]
+    assert missing.tolist() == [False, True, True, False] and values[3] == "nano"
