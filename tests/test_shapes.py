@@ -153,6 +153,11 @@ def test_kappa_by_group_nd(rng):
     full = np.broadcast_to(site[:, None, None], t.shape)
     np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").kappa,
                                   b.kappa)
+    a = fk.kappa_by_group(t, p, site, ci="percentile", n_resamples=200, seed=1)
+    b = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(site, 9), ci="percentile",
+                          n_resamples=200, seed=1)
+    np.testing.assert_array_equal(a.low, b.low)
+    np.testing.assert_array_equal(a.high, b.high)
 
 
 def test_streaming_update_nd(rng):
