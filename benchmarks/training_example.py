@@ -163,7 +163,7 @@ def main(argv=None) -> None:
     print(f"{args.rows:,} rows (train {a:,} / validation {b - a:,} / test "
           f"{args.rows - b:,}), {args.epochs} epochs, {args.rounds} boosting rounds, "
           f"{args.threads} threads, seed {args.seed}\n")
-    print("| model | test QWK | 95% CI (BCa) | difference to best (95% CI) | train s |")
+    print("| model | test QWK | 95% CI (BCa) | best - model (95% CI) | train s |")
     print("|---|---:|---|---|---:|")
     for name, ci in sorted(cis.items(), key=lambda item: -item[1].estimate):
         if name == best:

@@ -8,6 +8,11 @@ runs for the call signatures and for the claim that the objective learns.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -184,3 +189,19 @@ def test_xgboost_train_and_sklearn_api_learn():
                              learning_rate=0.1, n_jobs=1, base_score=0.0)
     model.fit(x, y, sample_weight=np.full(len(y), 2.0))
     assert fk.continuous_qwk(yt, model.predict(xt)) > 0.7
+
+
+def test_training_example_runs_small():
+    # the script behind docs/training.md, on a tiny problem: it must keep running
+    pytest.importorskip("torch")
+    pytest.importorskip("lightgbm")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "training_example.py"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(script.parents[1]), *filter(None, [env.get("PYTHONPATH")])])
+    out = subprocess.run(
+        [sys.executable, str(script), "--rows", "4000", "--epochs", "1", "--rounds", "5",
+         "--n-resamples", "200"], check=True, capture_output=True, text=True, env=env).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + 7  # header and the seven models
+    assert sum("(best)" in line for line in rows) == 1

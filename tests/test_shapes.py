@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastkappa as fk
 
@@ -151,6 +153,11 @@ def test_kappa_by_group_nd(rng):
     full = np.broadcast_to(site[:, None, None], t.shape)
     np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").kappa,
                                   b.kappa)
+    a = fk.kappa_by_group(t, p, site, ci="percentile", n_resamples=200, seed=1)
+    b = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(site, 9), ci="percentile",
+                          n_resamples=200, seed=1)
+    np.testing.assert_array_equal(a.low, b.low)
+    np.testing.assert_array_equal(a.high, b.high)
 
 
 def test_streaming_update_nd(rng):
@@ -276,3 +283,25 @@ def test_plot_confusion_matrix_nd(rng):
     got = [txt.get_text() for txt in ax.texts]
     assert got == [txt.get_text() for txt in ref.texts] and got
     plt.close("all")
+
+
+@settings(deadline=None, max_examples=60)
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=4).filter(
+           lambda sh: sh[1:] != [1]),
+       k=st.integers(2, 5), seed=st.integers(0, 2**32 - 1),
+       order=st.sampled_from(["C", "F"]), weights=st.sampled_from([None, "quadratic"]))
+def test_any_shape_and_layout_equals_flattened(shape, k, seed, order, weights):
+    rng = np.random.default_rng(seed)
+    shape = tuple(shape)
+    t = np.asarray(rng.integers(0, k, shape), order=order)
+    p = np.asarray(rng.integers(0, k, shape), order=order)
+    scores = np.asarray(rng.random((shape[0], k, *shape[1:])), order=order)
+    hard = np.argmax(scores, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fk.UndefinedKappaWarning)
+        got = fk.cohen_kappa(t, p, weights=weights, n_classes=k)
+        ref = fk.cohen_kappa(t.ravel(), p.ravel(), weights=weights, n_classes=k)
+        assert got == ref or (np.isnan(got) and np.isnan(ref))
+        np.testing.assert_array_equal(
+            fk.confusion_matrix(t, scores, n_classes=k),
+            fk.confusion_matrix(t.ravel(), hard.ravel(), n_classes=k))
