@@ -368,7 +368,7 @@ def _run(args, prog: str) -> int:
         _error_line(f"{prog}: error: out of memory; score a smaller file, or fewer groups "
                     "or classes.")
         return 1
-    except _read_errors() as e:  # a damaged input met outside the readers' own checks
+    except (*_read_errors(), csv.Error) as e:  # a damaged input the readers did not catch
         from ._io import _one_line
 
         name = "stdin" if getattr(args, "file", None) == "-" else getattr(args, "file", "")
