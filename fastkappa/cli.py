@@ -1551,12 +1551,13 @@ def _cmd_demo(args) -> Output:
         "published_table": {"citation": table["citation"], "table": table["table"],
                             "kappa_published": table["kappa"], **_ci_dict(pub)},
     }
+    qwk = {"weights": "quadratic", "method": "bca"}
     rows = [{"kind": "model", "name": m, "estimate": r.estimate, "low": r.low, "high": r.high,
-             "p_value": ""} for m, r in results.items()]
+             "p_value": "", "p_value_is_bound": "", **qwk} for m, r in results.items()]
     if comp is not None:
         rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
-                  "low": pr.low, "high": pr.high,
-                  "p_value": getattr(pr, "p_adjusted", None) or pr.p_value}
+                  "low": pr.low, "high": pr.high, "p_value": pr.p_adjusted,
+                  "p_value_is_bound": _p_at_floor(pr, "bca"), **qwk}
                  for pr in comp.pairs]
     figures = _demo_figures(folder, y, d["score_a"], results, comp, cm, best,
                             k) if folder is not None else []
@@ -1564,7 +1565,8 @@ def _cmd_demo(args) -> Output:
     data["figures_folder"] = folder
     data["no_figures"] = no_figures
     rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
-                 "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": ""})
+                 "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": "",
+                 "p_value_is_bound": "", "weights": None, "method": "asymptotic"})
     prev = ", ".join(f"{g} {100 * v:.1f}%" for g, v in zip(
         GRADE_NAMES, np.bincount(y, minlength=k) / len(y), strict=True))
     lines = [
