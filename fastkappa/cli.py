@@ -3,7 +3,7 @@
 Subcommands::
 
     fastkappa demo [--figures DIR]       score the shipped retinopathy set, save figures
-    fastkappa score FILE --true C --pred C [--weights W] [--ci METHOD] [--by C] ...
+    fastkappa score FILE --true C --pred C [--weights W] [--method M] [--by C] ...
     fastkappa compare FILE --true C --pred C1 C2 ... [--reference C1]
     fastkappa thresholds FILE --true C --score C [--cv K]
 
@@ -17,11 +17,19 @@ no pyplot state or window is involved.
 FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
 standard input either way) or Parquet. ``score`` streams the file in record
 batches through :class:`fastkappa.CohenKappa`, so its memory does not grow
-with the file; ``compare``, ``thresholds`` and ``score --clusters`` resample
-rows and hold the columns they need (a few bytes per row).
+with the file; ``--by`` and ``--clusters`` add one sparse table per group or
+cluster (:mod:`fastkappa._filecount`), never the rows. ``compare`` and
+``thresholds`` resample rows and hold the columns they need (a few bytes per
+row).
 
-Exit codes: 0 on success, 1 when the data cannot be scored (unreadable
-file, missing column, bad value), 2 when the command line is wrong.
+Options have the Python API's names and defaults (``--weights`` none,
+``--method``, ``--n-resamples`` 10,000); the same ``--seed`` gives the same
+numbers as the API, and a seed is drawn and reported when none is given.
+
+Exit codes: 0 on success; 1 when the data cannot be scored (unreadable,
+truncated or corrupt file, missing column, bad value) or the results cannot
+be written (closed pipe, full disk); 2 when the command line is wrong; 130
+when interrupted.  Every failure is one line on standard error.
 """
 
 from __future__ import annotations
@@ -201,7 +209,9 @@ def make_parser() -> argparse.ArgumentParser:
         prog="fastkappa",
         description="Cohen's kappa and quadratic-weighted kappa (QWK) with confidence "
                     "intervals, on files of any size.",
-        epilog="Exit codes: 0 success, 1 the data cannot be scored, 2 usage error.")
+        epilog="Exit codes: 0 success, 1 the data cannot be scored or the results cannot be "
+               "written, 2 usage error, 130 interrupted. Missing values in CSV: empty, NA, "
+               "N/A, NaN, nan, None, null, NULL, -, ? and the rest of pandas' na_values.")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"fastkappa {__version__}")
@@ -1402,6 +1412,12 @@ def _p_text(p: float, bound: bool) -> str:
     return f"p < {p:.4g}" if bound else f"p = {p:.4g}"
 
 
+def _shown(name: str) -> str:
+    """A column name as printed: quoted when spaces at its ends (or nothing) would
+    hide it, so two columns never print alike."""
+    return repr(name) if name != name.strip() or not name else name
+
+
 def _pairs_text(comp, method: str) -> list[str]:
     lines = []
     for pr in comp.pairs:
@@ -1409,7 +1425,7 @@ def _pairs_text(comp, method: str) -> list[str]:
         p_adj = pr.p_adjusted
         adj = ("" if p_adj is None or p_adj == pr.p_value
                else f", adjusted {_p_text(p_adj, bound)}")
-        lines.append(f"  {pr.a} - {pr.b}: {pr.difference:+.4f} "
+        lines.append(f"  {_shown(pr.a)} - {_shown(pr.b)}: {pr.difference:+.4f} "
                      f"({_fmt(pr.low)} to {_fmt(pr.high)}), {_p_text(pr.p_value, bound)}{adj}")
     return lines
 
@@ -1474,9 +1490,9 @@ def _cmd_compare(args) -> Output:
              f"{args.true!r}, {_METHOD_NAMES[method]} intervals"
              + (f" ({note})" if note else "")
              + (f", clusters {args.clusters!r}" if args.clusters else "")]
-    width = max(len(m) for m in comp.models)
+    width = max(len(_shown(m)) for m in comp.models)
     for name, res in comp.models.items():
-        lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")
+        lines.append(f"  {_shown(name).ljust(width)}  {_ci_text(res)}")
     lines += ["paired differences:", *_pairs_text(comp, method)]
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _comparison_figure(comp))

@@ -1238,3 +1238,16 @@ def test_main_csv_rows_name_weights_and_method(files, capsys):
         code, out, _ = run([*argv, "--format", "csv"], capsys)
         rows = list(csv.DictReader(io.StringIO(out)))
         assert code == 0 and all("weights" in r and "method" in r for r in rows), argv
+
+
+def test_main_compare_names_differing_in_spaces_print_apart(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    t = rng.integers(0, 3, 300)
+    table = pa.table({"t": t, "m": np.clip(t + rng.integers(-1, 2, 300), 0, 2),
+                      "m ": rng.integers(0, 3, 300)})
+    path = tmp_path / "x.parquet"
+    pq.write_table(table, path)
+    code, out, err = run(["compare", str(path), "--true", "t", "--pred", "m", "m ",
+                          "--n-resamples", "100", "--seed", "0"], capsys)
+    assert code == 0, err
+    assert "  m  " in out and "'m '" in out and "m - 'm '" in out
