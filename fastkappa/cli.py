@@ -1561,7 +1561,7 @@ def _cmd_demo(args) -> Output:
         "data": {"rows": len(y), "patients": len(np.unique(patient)),
                  "grades": list(GRADE_NAMES), "prevalence": np.bincount(y, minlength=k) / len(y)},
         "models": {m: _ci_dict(r) for m, r in results.items()},
-        "comparison": None if comp is None else [_pair_dict(pr, "bca") for pr in comp.pairs],
+        "comparison": [_pair_dict(pr, "bca") for pr in comp.pairs],
         "best_model": best,
         "confusion": cm,
         "published_table": {"citation": table["citation"], "table": table["table"],
@@ -1570,11 +1570,10 @@ def _cmd_demo(args) -> Output:
     qwk = {"weights": "quadratic", "method": "bca"}
     rows = [{"kind": "model", "name": m, "estimate": r.estimate, "low": r.low, "high": r.high,
              "p_value": "", "p_value_is_bound": "", **qwk} for m, r in results.items()]
-    if comp is not None:
-        rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
-                  "low": pr.low, "high": pr.high, "p_value": pr.p_adjusted,
-                  "p_value_is_bound": _p_at_floor(pr, "bca"), **qwk}
-                 for pr in comp.pairs]
+    rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
+              "low": pr.low, "high": pr.high, "p_value": pr.p_adjusted,
+              "p_value_is_bound": _p_at_floor(pr, "bca"), **qwk}
+             for pr in comp.pairs]
     figures = _demo_figures(folder, y, d["score_a"], results, comp, cm, best,
                             k) if folder is not None else []
     data["figures"] = figures
@@ -1595,9 +1594,8 @@ def _cmd_demo(args) -> Output:
     width = max(len(m) for m in results)
     for m, r in results.items():
         lines.append(f"  {m.ljust(width)}  {_ci_text(r)}")
-    if comp is not None:
-        lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
-                      "Holm-adjusted p):", *_pairs_text(comp, "bca")]
+    lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
+                  "Holm-adjusted p):", *_pairs_text(comp, "bca")]
     lines += ["", f"confusion matrix of the best model, {best} "
                   f"(rows: reference grade, columns: {best}):",
               _matrix_text(cm, range(k), [f"{i} {g}" for i, g in enumerate(GRADE_NAMES)]),
@@ -1671,11 +1669,7 @@ def _demo_figures(folder, y, score, results, comp, cm, best, k) -> list[str]:
         return _save_figure(fig, os.path.join(folder, name))
 
     comparison, confusion, boot, curve = DEMO_FIGURE_FILES
-    if comp is not None:
-        fig = _comparison_figure(comp)
-    else:
-        fig, (ax,) = _figure([1.6 + 0.36 * len(results)])
-        fkplot.forest(results, ax=ax)
+    fig = _comparison_figure(comp)
     saved = [save(fig, comparison)]
     fig, (ax,) = _figure([5.2], width=7.0)
     fkplot.confusion_matrix(confusion=cm, labels=list(GRADE_NAMES), weights="quadratic",
