@@ -1084,7 +1084,7 @@ def test_main_score_by_intervals_equal_kappa_by_group(files, graded, capsys, kin
                     "--weights", "quadratic", "--by", "site", "--method", "percentile",
                     "--seed", "11", "--n-resamples", "300"], capsys)
     ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
-                            weights="quadratic", ci="percentile", seed=11, n_resamples=300)
+                            weights="quadratic", method="percentile", seed=11, n_resamples=300)
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
     np.testing.assert_array_equal([g["ci"]["low"] for g in res["groups"]], ref.low)
     np.testing.assert_array_equal([g["ci"]["high"] for g in res["groups"]], ref.high)
