@@ -91,7 +91,10 @@ def krippendorff_disagreement(table: RatingsTable, level) -> np.ndarray | None:
         with np.errstate(invalid="ignore", divide="ignore"):
             d = np.where(tot > 0, diff / np.where(tot > 0, tot, 1.0), 0.0)
         return d * d
-    return _weights.weight_matrix(k, level)
+    try:
+        return _weights.weight_matrix(k, level)
+    except ValueError as err:  # the shared checks name `weights`; here it is `level`
+        raise ValueError(str(err).replace("`weights`", "`level`")) from None
 
 
 def ordinal_disagreement(nk: np.ndarray) -> np.ndarray:
