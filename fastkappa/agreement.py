@@ -133,6 +133,10 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
         ``p_a = (1/n') sum_i sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1))`` over
         the ``n'`` items with at least two ratings.
 
+    Notes
+    -----
+    Items with a single rating do not enter ``p_a`` (no pair to compare).
+
     Examples
     --------
     >>> import fastkappa as fk
@@ -160,6 +164,11 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
         ``pi_k`` the mean share of class k over the rated items. With two
         raters and no missing rating it equals Scott's pi. nan (with an
         :class:`~fastkappa.UndefinedKappaWarning`) when ``p_e = 1``.
+
+    Notes
+    -----
+    Items with a single rating count in the class shares ``pi_k`` but not in
+    ``p_a``; items with no rating are left out.
 
     References
     ----------
@@ -196,6 +205,11 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
         s_kl / R)``, ``p_gk`` the share of rater g's items in class k. With
         two raters and no missing rating it equals Cohen's kappa.
 
+    Notes
+    -----
+    Items with a single rating count in the raters' class shares ``p_gk``
+    but not in ``p_a``; items with no rating are left out.
+
     References
     ----------
     .. [1] Conger, A. J. (1980). Integration and generalization of kappas for
@@ -227,6 +241,12 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
         ``(p_a - p_e) / (1 - p_e)`` with ``p_e = T_a / (K (K - 1)) sum_k
         pi_k (1 - pi_k)``, ``T_a`` the sum of the agreement weights.
 
+    Notes
+    -----
+    Items with a single rating count in the class shares ``pi_k`` but not in
+    ``p_a``; items with no rating are left out. ``K`` is the number of
+    classes, so declare the scale (``labels=`` / ``n_classes=``).
+
     References
     ----------
     .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its
@@ -257,6 +277,11 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     -------
     float
 
+    Notes
+    -----
+    Items with a single rating do not enter ``p_a``; ``K`` is the number of
+    classes, so declare the scale (``labels=`` / ``n_classes=``).
+
     References
     ----------
     .. [1] Brennan, R. L., & Prediger, D. J. (1981). Coefficient kappa: some
@@ -277,8 +302,6 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
                        level: str | ArrayLike = "nominal", **keywords: Any) -> float:
     """Krippendorff's alpha from the coincidence matrix.
 
-    Only pairable values count: items with a single rating are ignored.
-
     Parameters
     ----------
     {keywords}
@@ -292,6 +315,11 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
     -------
     float
         ``1 - (n - 1) sum o_kl d_kl / sum_kl n_k n_l d_kl``.
+
+    Notes
+    -----
+    Only pairable values count: items with a single rating are left out
+    entirely, as Krippendorff defines alpha.
 
     References
     ----------
