@@ -328,3 +328,28 @@ def test_numeric_fast_path_equals_general_path(rng):
 def test_numeric_fast_path_errors(x, match):
     with pytest.raises(ValueError, match=match):
         fk.fleiss_kappa(x, labels=[1, 2] if match.startswith("not") else None)
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def test_fleiss_1971_category_kappas():
+    ex = DATA["fleiss_1971"]
+    res = fk.agreement_by_category(np.array(ex["ratings"]), coefficients="fleiss_kappa")
+    assert list(res) == [1, 2, 3, 4, 5]
+    for cls, want in ex["category_kappa"].items():
+        assert round(res[int(cls)]["fleiss_kappa"].estimate, 3) == want
+
+
+def test_by_category_equals_coefficients_on_binary_ratings(rng):
+    x = random_ratings(rng, 40, 4, 3)
+    res = fk.agreement_by_category(x, method="percentile", n_resamples=200, seed=5)
+    for c in range(3):
+        binary = np.where(np.isnan(x), np.nan, (x != c).astype(float))
+        want = fk.agreement(binary, method="percentile", n_resamples=200, seed=5)
+        got = res[c]
+        assert list(got.classes) == [c, "other"]
+        for a, b in zip(got, want, strict=True):
+            assert a.coefficient == b.coefficient
+            assert a.estimate == pytest.approx(b.estimate, abs=1e-14)
+            assert a.standard_error == pytest.approx(b.standard_error, abs=1e-14)
