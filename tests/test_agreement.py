@@ -173,6 +173,12 @@ def test_gwet_handbook_raw_4raters_with_standard_errors():
     for name, (est, se) in ex["unweighted"].items():
         assert round(res[name].estimate, 5) == est
         assert round(res[name].standard_error, 5) == se
+    # AC2: agreement weights a given, disagreement weights 1 - a
+    w = 1 - np.array(ex["bipolar_agreement_weights"])
+    res = fk.agreement(x, weights=w, coefficients="gwet_ac", labels=ex["categories"])
+    est, se = ex["bipolar"]["gwet_ac"]
+    assert round(res["gwet_ac"].estimate, 5) == est
+    assert round(res["gwet_ac"].standard_error, 5) == se
 
 
 # --------------------------------------------------------------------------- inputs
