@@ -13,11 +13,10 @@ Import it explicitly (``import fastkappa.dask_agreement``); it needs
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from .agreement_stream import AgreementAccumulator
-from .dask import _partitions, _tree
+from .dask import _merge_many, _partitions, _tree
 
 try:
     import dask
@@ -34,13 +33,6 @@ def _partition_accumulator(part, spec: dict) -> AgreementAccumulator:
     if len(part["item"]):
         acc.update(part["item"], part["rater"], part["label"])
     return acc
-
-
-def _merge_many(*accs: AgreementAccumulator) -> AgreementAccumulator:
-    out = copy.deepcopy(accs[0])
-    for a in accs[1:]:
-        out.merge(a)
-    return out
 
 
 def accumulate_agreement(item, rater, label, *, labels=None, n_classes=None, missing=None,
