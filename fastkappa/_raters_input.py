@@ -225,11 +225,12 @@ def _slots(col, classes, kind, missing, name) -> np.ndarray:
     return out
 
 
-def _factorize(x, name: str) -> tuple[np.ndarray, list]:
+def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
     """Codes 0..m-1 of ids (sorted) and the ids; ValueError on missing ids.
 
     Integer ids in a compact range are numbered by counting (no hashing, no
-    sort of the rows).
+    sort of the rows).  ``as_array``: integer ids come back as an int64
+    array instead of a list.
     """
     if isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind in "iu" and len(x) and (
             x.dtype.itemsize < 8 or x.dtype.kind == "i"):
@@ -242,7 +243,7 @@ def _factorize(x, name: str) -> tuple[np.ndarray, list]:
             else:
                 remap = np.cumsum(present) - 1
                 codes = remap[x - lo]
-            return codes, (ids + lo).tolist()
+            return codes, (ids + lo) if as_array else (ids + lo).tolist()
     arr = x
     mod = type(x).__module__.split(".")[0]
     if mod in ("polars", "pyarrow"):
@@ -254,7 +255,10 @@ def _factorize(x, name: str) -> tuple[np.ndarray, list]:
         codes, uniques = pd.factorize(np.asarray(arr) if mod not in ("pandas",) else arr,
                                       sort=True, use_na_sentinel=True)
         codes = np.asarray(codes, dtype=np.int64)
-        uniques = list(np.asarray(uniques))
+        uniques = np.asarray(uniques)
+        if as_array and uniques.dtype.kind in "iu":
+            return codes, uniques.astype(np.int64)
+        uniques = list(uniques)
     except ImportError:  # pragma: no cover - pandas is installed in the test env
         a = np.asarray(arr)
         uniques_arr, codes = np.unique(a, return_inverse=True)

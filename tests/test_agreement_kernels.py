@@ -130,3 +130,18 @@ def test_kernels_as_plain_python_give_the_same_estimates():
     for key in ("long", "ordinal"):
         assert compiled[key] == pytest.approx(python[key], abs=1e-12)
     assert compiled["parallel_count"] == python["parallel_count"]
+
+
+def test_write_ratings_writes_all_or_nothing():
+    codes = np.full((3, 2), -1, dtype=np.int32)
+    codes[0, 0] = 1
+    before = codes.copy()
+    item, rater = np.array([1, 2, 0]), np.array([0, 1, 0])
+    assert kern._write_ratings(codes, item, rater, np.array([0, 1, 0], np.int32)) == 1
+    np.testing.assert_array_equal(codes, before)  # nothing written, markers removed
+    item, rater = np.array([1, 2, 1]), np.array([0, 1, 0])
+    assert kern._write_ratings(codes, item, rater, np.array([0, 1, 0], np.int32)) == 1
+    np.testing.assert_array_equal(codes, before)
+    assert kern._write_ratings(codes, np.array([1, 2]), np.array([1, 0]),
+                               np.array([2, -1], np.int32)) == 0
+    assert codes[1, 1] == 2 and codes[2, 0] == -1

@@ -286,3 +286,25 @@ def _cluster_features(cluster, item_type, features, n_clusters):
         for j in range(n_feat):
             out[c, j] += features[t, j]
     return out
+
+
+@jit()
+def _write_ratings(codes, item, rater, slots):
+    """Write ``slots`` at ``codes[item, rater]`` unless a pair is already rated.
+
+    Returns the number of (item, rater) pairs rated before or twice in this
+    batch; when it is not 0 nothing is written (the table is left as it
+    was).  ``-2`` marks the batch's pairs during the check.
+    """
+    n = item.shape[0]
+    dup = 0
+    for j in range(n):
+        c = codes[item[j], rater[j]]
+        if c != -1:
+            dup += 1
+        else:
+            codes[item[j], rater[j]] = -2
+    for j in range(n):
+        if codes[item[j], rater[j]] == -2:
+            codes[item[j], rater[j]] = slots[j] if dup == 0 else -1
+    return dup
