@@ -100,6 +100,8 @@ SCRIPT = textwrap.dedent("""
         "long": fk.fleiss_kappa(item=items, rater=raters, label=x[items, raters]),
         "ordinal": fk.krippendorff_alpha(x, level="ordinal"),
         "clusters": fk.agreement(x, clusters=np.arange(80) // 3).to_dict()["coefficients"],
+        "stream": fk.AgreementAccumulator().update(items, raters, x[items, raters]).compute(
+            coefficients="fleiss_kappa")["fleiss_kappa"].estimate,
         "parallel_count": kern._count_item_classes(
             np.where(np.isnan(x), -1, x).astype(np.int32), 4, 3).tolist(),
     }
@@ -127,7 +129,8 @@ def test_kernels_as_plain_python_give_the_same_estimates():
             assert a["estimate"] == pytest.approx(b["estimate"], abs=1e-12)
             assert a["standard_error"] == pytest.approx(b["standard_error"], abs=1e-12)
     assert compiled["fast"] == compiled["general"]
-    for key in ("long", "ordinal"):
+    assert compiled["stream"] == pytest.approx(compiled["long"], abs=1e-14)
+    for key in ("long", "ordinal", "stream"):
         assert compiled[key] == pytest.approx(python[key], abs=1e-12)
     assert compiled["parallel_count"] == python["parallel_count"]
 
