@@ -53,16 +53,30 @@ def test_parallel_counting_equals_serial(rng):
     assert (c[x == 1] == -1).all() and t[:, 1].sum() == 0
 
 
-def test_parallel_bootstrap_equals_serial(rng):
+def test_parallel_bootstrap_equals_serial():
     counts = np.array([50, 30, 15, 5], dtype=np.int64)
-    features = rng.random((4, 3))
+    dense = np.eye(4)  # the dense sums are the type counts themselves
+    idx = np.array([[4, -1], [5, 4], [-1, -1], [5, -1]], dtype=np.int64)
+    val = np.array([[1.0, 0], [2.0, 1.0], [0, 0], [1.0, 0]])
     seeds = np.arange(1, 9, dtype=np.uint32)
-    a = kern._bootstrap_type_moments(counts, features, 100, 64, seeds)
-    b = kern._bootstrap_type_moments_serial(counts, features, 100, 64, seeds)
-    np.testing.assert_array_equal(a, b)
-    # each replicate draws 100 units: the first feature of ones sums to 100
+    no_units = np.empty(0, dtype=np.int64)
+    unit_type = np.repeat(np.arange(4), counts)
+    for units in (no_units, unit_type):
+        a = kern._bootstrap_type_moments(counts, dense, idx, val, 6, units, 100, 64, seeds)
+        b = kern._bootstrap_type_moments_serial(counts, dense, idx, val, 6, units, 100, 64,
+                                                seeds)
+        np.testing.assert_array_equal(a, b)
+        m = a[:, :4]
+        assert (m.sum(axis=1) == 100).all() and m.std(axis=0).min() > 0
+        np.testing.assert_array_equal(a[:, 4], m[:, 0] + m[:, 1])
+        np.testing.assert_array_equal(a[:, 5], 2 * m[:, 1] + m[:, 3])
+    # each replicate draws 100 units: a feature of ones sums to 100
     ones = np.ones((4, 1))
-    assert (kern._bootstrap_type_moments(counts, ones, 100, 16, seeds) == 100).all()
+    empty = np.empty((4, 0), np.int64)
+    for units in (no_units, unit_type):
+        out = kern._bootstrap_type_moments(counts, ones, empty, empty.astype(float), 1, units,
+                                           100, 16, seeds)
+        assert (out == 100).all()
 
 
 def test_cluster_features_sum_each_clusters_items(rng):
