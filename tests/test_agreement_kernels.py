@@ -123,6 +123,8 @@ SCRIPT = textwrap.dedent("""
     out["ordered"] = all(r.low <= r.estimate <= r.high for r in res)
     res = fk.agreement(x, method="percentile", n_resamples=200, seed=0)
     out["ordered"] &= all(r.low <= r.estimate <= r.high for r in res)
+    res = fk.agreement(np.tile(x, (30, 1)), method="percentile", n_resamples=50, seed=0)
+    out["ordered"] &= all(r.low <= r.estimate <= r.high for r in res)  # multinomial draws
     print(json.dumps(out))
 """)
 
