@@ -264,7 +264,9 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
         uniques_arr, codes = np.unique(a, return_inverse=True)
         codes, uniques = codes.astype(np.int64), list(uniques_arr)
     except TypeError:
-        raise ValueError(f"`{name}` ids must be numbers or strings of one kind.") from None
+        raise ValueError(
+            f"`{name}` ids must be numbers or strings (one id per row); got values that "
+            "cannot be compared or hashed.") from None
     n_missing = int(np.count_nonzero(codes < 0))
     if n_missing:
         raise ValueError(
@@ -300,9 +302,7 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
     fast = _numeric_fast_path(ratings, labels, n_classes, missing)
     if fast is not None:
         return fast
-    cols, raters = _wide_columns(ratings)
-    if any(isinstance(c, MatrixColumn) for c in cols):
-        raise ValueError("each column of `ratings` must hold one label per item.")
+    cols, raters = _wide_columns(ratings)  # 1-D columns: never a MatrixColumn
     if not cols:
         raise ValueError("`ratings` has no column; it needs one column per rater.")
     n = _length(cols[0])

@@ -300,6 +300,22 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.fleiss_kappa([[1, "a"], [1, 1]]), "mixes strings and numbers"),
     (lambda: fk.fleiss_kappa([[1, 2]], missing=[1]), "`missing` must be"),
     (lambda: fk.fleiss_kappa([[1, 2]], colour=1), "unexpected keyword"),
+    (lambda: fk.fleiss_kappa(np.empty((3, 0))), "has no column"),
+    (lambda: fk.fleiss_kappa(np.empty((0, 3), dtype=object)), "has no row"),
+    (lambda: fk.fleiss_kappa(counts=[1, 2, 3]), "`counts` must be 2-D"),
+    (lambda: fk.fleiss_kappa(counts=[["a", "b"]]), "`counts` must hold numbers"),
+    (lambda: fk.fleiss_kappa(counts=np.empty((0, 2))), "`counts` has no row"),
+    (lambda: fk.fleiss_kappa(item=[1, 2], rater=[1, 2], label=[0]), "same length"),
+    (lambda: fk.fleiss_kappa(item=[], rater=[], label=[]), "long-format data are empty"),
+    (lambda: fk.fleiss_kappa(item=[1, 1], rater=[1, 2], label=[[0, 1], [1, 0]]),
+     "`label` must be 1-D"),
+    (lambda: fk.fleiss_kappa(item=np.array([{1}, {2}], dtype=object), rater=[1, 2],
+                             label=[0, 1]), "ids must be numbers or strings"),
+    (lambda: fk.fleiss_kappa(np.arange(10_000).reshape(5_000, 2)), "distinct labels"),
+    (lambda: fk.fleiss_kappa(pd.DataFrame({
+        "a": pd.Categorical(["x", "y"], categories=["x", "y"], ordered=True),
+        "b": pd.Categorical(["x", "y"], categories=["y", "x"], ordered=True)})),
+     "categories different from another rater's"),
 ])
 def test_bad_input_errors(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -110,10 +110,16 @@ def test_duplicates_are_refused_and_leave_the_state_unchanged():
         clusters={2: 0}), "no cluster"),
     (lambda: fk.AgreementAccumulator().update([1, 1], ["a", "b"], [0, 1]).compute(
         clusters=[0]), "must be a dict"),
+    (lambda: fk.AgreementAccumulator().update([1], ["a"], [[0, 1]]), "`label` must be 1-D"),
 ])
 def test_accumulator_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_merge_takes_an_accumulator():
+    with pytest.raises(TypeError, match="takes another AgreementAccumulator"):
+        fk.AgreementAccumulator().merge(fk.CohenKappa())
 
 
 def test_nan_labels_are_missing_ratings():
