@@ -53,12 +53,13 @@ def table_chunks(n: int, table_bytes: int, input_bytes: int) -> int:
     return int(max(1, min(n_chunks_for(n), budget // max(table_bytes, 1))))
 
 
-def sum_partials(parts: np.ndarray, s: int) -> np.ndarray:
-    """(s, s) sum of per-chunk partial tables ``parts`` (chunks, s*s), in chunk order
-    (so float sums never depend on the thread count); no copy for one chunk."""
+def sum_partials(parts: np.ndarray, *shape: int) -> np.ndarray:
+    """Sum of per-chunk partial tables ``parts`` (chunks, size) in chunk order (so
+    float sums never depend on the thread count), reshaped to ``shape``; no copy
+    for one chunk."""
     if len(parts) == 1:
-        return parts[0].reshape(s, s)
-    return parts.sum(axis=0).reshape(s, s)
+        return parts[0].reshape(shape)
+    return parts.sum(axis=0).reshape(shape)
 
 
 def core_table(table: np.ndarray, k: int) -> np.ndarray:
@@ -266,7 +267,7 @@ class EncodedPair:
             chunks = table_chunks(n, s * s * 8, input_bytes)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
                            p.off, p.lut, s, direct, n_chunks=chunks)
-            table = sum_partials(flat, s)
+            table = sum_partials(flat, s, s)
             wtable = None
         else:
             chunks = table_chunks(n, 2 * s * s * 8, input_bytes + self.sample_weight.nbytes)
@@ -274,8 +275,8 @@ class EncodedPair:
                                   p.values, p.off, p.lut, self.sample_weight, s, direct,
                                   n_chunks=chunks)
             # partial sums added in a fixed order: independent of the thread count
-            wtable = sum_partials(wflat, s)
-            table = sum_partials(flat, s)
+            wtable = sum_partials(wflat, s, s)
+            table = sum_partials(flat, s, s)
         del flat
         self._check_table(table, wtable)
 

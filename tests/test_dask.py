@@ -184,6 +184,23 @@ def test_dask_kappa_by_group_missing_group_ids_follow_nan_policy(client, data):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, seed=-1)
 
 
+def test_dask_kappa_ci_missing_cluster_ids_follow_nan_policy(client, data):
+    frame, _ = data
+    c = pd.array(frame.patient.to_numpy(), dtype="Int64")
+    c[[5, 12_000]] = pd.NA
+    with_na = frame.assign(patient=c)
+    ddf = dd.from_pandas(with_na, npartitions=6)
+    with pytest.raises(ValueError, match=r"`clusters` holds 2 rows with a missing id.*"
+                                         r"nan_policy='omit'"):
+        fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.patient, method="asymptotic")
+    got = fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.patient, method="asymptotic",
+                       nan_policy="omit")
+    want = fk.kappa_ci(with_na.t, with_na.p, clusters=with_na.patient, method="asymptotic",
+                       nan_policy="omit")
+    assert (got.estimate, got.standard_error) == pytest.approx(
+        (want.estimate, want.standard_error), rel=1e-12)
+
+
 def test_dask_errors(client, data):
     frame, ddf = data
     with pytest.raises(ValueError, match="outside the declared classes"):

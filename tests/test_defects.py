@@ -151,6 +151,20 @@ def test_unordered_labels_are_rejected(make):
         fk.CohenKappa(labels=make([0, 1, 2]))
 
 
+_ORDERED = [list, tuple, np.array, lambda v: pd.Series(v), lambda v: pa.array(v),
+            lambda v: pl.Series(v), lambda v: pd.Index(v), lambda v: iter(v)]
+
+
+@SETTINGS
+@given(st.permutations([0, 1, 2, 3]), st.sampled_from(range(len(_ORDERED))))
+def test_ordered_label_containers_keep_their_order(order, which):
+    t = [0, 1, 2, 3, 1, 2]
+    p = [1, 1, 3, 3, 0, 2]
+    got = fk.cohen_kappa(t, p, labels=_ORDERED[which](list(order)), weights="quadratic")
+    want = reference_kappa(t, p, labels=list(order), weights="quadratic")
+    assert _close(got, want)
+
+
 @pytest.mark.parametrize("make", _UNORDERED[:3])
 def test_unordered_rows_are_rejected(make):
     with pytest.raises(ValueError, match=r"`y_true` is a .*one label per row"):
@@ -524,6 +538,13 @@ def test_class_limits_are_checked_before_allocating():
     assert peak < 8 * 2**20
     with pytest.raises(ValueError, match=r"`labels` declares 5000 classes"):
         fk.cohen_kappa([0, 1], [0, 1], labels=list(range(5000)))
+
+
+def test_group_tables_are_checked_before_allocating():
+    t = np.arange(5000) % 4096
+    with pytest.raises(ValueError, match=r"100 groups x 4096 classes need .* GiB in all .*"
+                                         r"pass coarser `groups`"):
+        fk.kappa_by_group(t, t, np.arange(5000) % 100)
 
 
 # --------------------------------------------------------------------------- 9. streaming
