@@ -167,7 +167,7 @@ def test_ordered_label_containers_keep_their_order(order, which):
 
 @pytest.mark.parametrize("make", _UNORDERED[:3])
 def test_unordered_rows_are_rejected(make):
-    with pytest.raises(ValueError, match=r"`y_true` is a .*one label per row"):
+    with pytest.raises(ValueError, match=r"`y_true` is a .*one value per row"):
         fk.cohen_kappa(make([0, 1, 2]), [0, 1, 2])
     with pytest.raises(ValueError, match=r"`y_pred` is a .*pass a list"):
         fk.confusion_matrix([0, 1, 2], make([0, 1, 2]))
