@@ -522,6 +522,28 @@ def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k):
     assert extra < size + table + 12 * 2**20, (extra, size, table)
 
 
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_large_tables_reduced_in_blocks_match_scikit_learn(weights):
+    """K = 1100: the table passes 8 MB, so kappa is reduced a block of rows at a time
+    (named weights built a block at a time too)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(4)
+    k, n = 1100, 60_000
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, k, n))
+    w = rng.random(n)
+    labels = np.arange(k)
+    assert fk.cohen_kappa(t, p, weights=weights, n_classes=k) == pytest.approx(
+        cohen_kappa_score(t, p, weights=weights, labels=labels), rel=1e-10)
+    assert fk.cohen_kappa(t, p, weights=weights, n_classes=k, sample_weight=w) == \
+        pytest.approx(cohen_kappa_score(t, p, weights=weights, labels=labels,
+                                        sample_weight=w), rel=1e-10)
+    table = fk.confusion_matrix(t, p, n_classes=k)
+    assert fk.kappa_from_confusion(table, weights) == pytest.approx(
+        cohen_kappa_score(t, p, weights=weights, labels=labels), rel=1e-10)
+
+
 def test_class_limits_are_checked_before_allocating():
     import tracemalloc
 
