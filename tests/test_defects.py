@@ -741,6 +741,21 @@ def test_kappa_by_group_replace_undefined_by():
     assert res.kappa.tolist() == [0.0, 1.0]
 
 
+# --------------------------------------------------------------------------- 13. messages
+
+
+def test_cohen_kappa_score_messages_name_its_own_arguments():
+    with pytest.raises(ValueError, match=r"`y1`.*nan_policy='omit'.*`nan_policy`: an option "
+                                         r"of fastkappa.cohen_kappa"):
+        fk.cohen_kappa_score([0, None, 1], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"`y2` holds values outside the declared classes.*"
+                                         r"\(`ignore_index`, `n_classes`: an option of "
+                                         r"fastkappa.cohen_kappa"):
+        fk.cohen_kappa_score([0, 1, 1], [0, 1, 5], labels=[0, 1])
+    with pytest.raises(ValueError, match=r"`y1` and `y2` must have the same length"):
+        fk.cohen_kappa_score([0, 1], [0, 1, 1])
+
+
 # --------------------------------------------------------------------------- 15. smaller
 
 
