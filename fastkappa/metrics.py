@@ -186,6 +186,9 @@ def cohen_kappa(
     terms = None
     if isinstance(weights, str) and weights == "quadratic":
         terms = _quadratic_fast(enc)
+    if terms is None and enc.table_free():
+        # many classes: a (K, K) table would outgrow the input; sum without one
+        terms = enc.kappa_terms_without_table()
     if terms is None:
         terms = _weights.kappa_terms_named(enc.confusion(), enc.weights_spec)
     return _weights.finish_kappa(*terms, replace_undefined_by)

@@ -489,8 +489,12 @@ for lo in range(0, n, 100_000):
     t[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
     p[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
 small = 600_000  # parallel counting, compiled and loaded before measuring
-fk.cohen_kappa(t[:small], p[:small], n_classes=k)
-fk.cohen_kappa(t[:1000], p[:1000], n_classes=k)
+what = sys.argv[3]
+run = {"kappa": lambda: fk.cohen_kappa(t, p, n_classes=k, weights="linear"),
+       "confusion": lambda: fk.confusion_matrix(t, p, n_classes=k)}[what]
+fk.cohen_kappa(t[:small], p[:small], n_classes=k, weights="linear")
+fk.cohen_kappa(t[:1000], p[:1000], n_classes=k, weights="linear")
+fk.confusion_matrix(t[:small], p[:small], n_classes=k)
 gc.collect()
 try:
     with open("/proc/self/clear_refs", "w") as fh:
@@ -499,27 +503,29 @@ except OSError:
     print("unsupported")
     raise SystemExit
 before = status("VmRSS")
-fk.cohen_kappa(t, p, n_classes=k)
+out = run()
 print(status("VmHWM") - before, t.nbytes + p.nbytes)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
-@pytest.mark.parametrize("k", [256, 4096])
-def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k):
-    """K = 4096 on 17 MB of int16 labels peaked at 2.7 GB (64 partial tables).
+@pytest.mark.parametrize(("k", "what"), [(256, "kappa"), (1024, "kappa"), (4096, "kappa"),
+                                         (4096, "confusion")])
+def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k, what):
+    """K = 4096 on 17 MB of int16 labels peaked at 2.7 GB (chunks x K^2 partials).
 
-    Now the partial tables stay below half the input plus 2 MB; beyond that
-    only the one (K, K) table itself (128 MB at K = 4096) is allocated.
+    Kappa now needs less extra memory than the input at any K (beyond the
+    partials' budget it is summed without a table); a confusion matrix
+    needs its (K, K) result on top (128 MB at K = 4096), and no more.
     """
     n = 4_250_000  # 17 MB of int16 labels in all
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(k), str(n)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=900, check=True)
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(k), str(n), what],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
     if out.stdout.strip() == "unsupported":
         pytest.skip("no peak reset (/proc/self/clear_refs) on this kernel")
     extra, size = map(int, out.stdout.split())
-    table = (k + 3) ** 2 * 8
-    assert extra < size + table + 12 * 2**20, (extra, size, table)
+    result = k * k * 8 if what == "confusion" else 0
+    assert extra < size + result + 4 * 2**20, (extra, size, result)
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
@@ -542,6 +548,53 @@ def test_large_tables_reduced_in_blocks_match_scikit_learn(weights):
     table = fk.confusion_matrix(t, p, n_classes=k)
     assert fk.kappa_from_confusion(table, weights) == pytest.approx(
         cohen_kappa_score(t, p, weights=weights, labels=labels), rel=1e-10)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 5, 699, -1, None]),
+                          st.sampled_from([0, 1, 5, 699, -1, None]), st.floats(0.0, 3.0)),
+                min_size=1, max_size=40),
+       st.sampled_from([None, "linear", "quadratic", "custom"]), st.booleans())
+def test_kappa_without_a_table_matches_scikit_learn(rows, weights, weighted):
+    """700 classes on a few rows: the (K, K) table would outgrow the input, so kappa is
+    summed from marginals; every check and value as with a table."""
+    from sklearn.metrics import cohen_kappa_score
+
+    k = 700
+    t = np.array([np.nan if a is None else a for a, _, _ in rows])
+    p = np.array([np.nan if b is None else b for _, b, _ in rows])
+    sw = np.array([w for _, _, w in rows]) if weighted else None
+    keep = ~np.isnan(t) & ~np.isnan(p) & (t != -1) & (p != -1)
+    wmat = (np.abs(np.subtract.outer(np.arange(k), np.arange(k))) ** 1.5
+            if weights == "custom" else weights)
+    kw = {"n_classes": k, "weights": wmat, "sample_weight": sw, "ignore_index": -1,
+          "nan_policy": "omit"}
+    if not keep.any():
+        with pytest.raises(ValueError, match="no rows left"):
+            fk.cohen_kappa(t, p, **kw)
+        return
+    if weighted and not sw[keep].sum() > 0:
+        with pytest.raises(ValueError, match="zero"):
+            fk.cohen_kappa(t, p, **kw)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(t, p, **kw)
+        table = fk.confusion_matrix(t, p, n_classes=k, sample_weight=sw, ignore_index=-1,
+                                    nan_policy="omit")
+        want = fk.kappa_from_confusion(table, wmat)  # the table path
+    if weights != "custom":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scikit-learn's own undefined-kappa warning
+            sk = cohen_kappa_score(t[keep].astype(int), p[keep].astype(int), weights=weights,
+                                   labels=np.arange(k), sample_weight=None if sw is None
+                                   else sw[keep])
+        if math.isfinite(sk):
+            assert got == pytest.approx(sk, rel=1e-9, abs=1e-12)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12) or (
+        math.isnan(got) and math.isnan(want))
+    with pytest.raises(ValueError, match=r"1 row hold a missing value"):
+        fk.cohen_kappa(np.append(t[keep], np.nan), np.append(p[keep], 0), n_classes=k)
 
 
 def test_class_limits_are_checked_before_allocating():
