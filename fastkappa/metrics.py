@@ -238,8 +238,7 @@ def cohen_kappa_score(
                            sample_weight=sample_weight,
                            replace_undefined_by=replace_undefined_by)
     except ValueError as err:
-        # the messages name this function's arguments, and options it lacks by where
-        # they are
+        # name this function's arguments, and say where the options it lacks live
         msg = str(err).replace("`y_true`", "`y1`").replace("`y_pred`", "`y2`")
         named = [o for o in _FASTKAPPA_ONLY if f"{o}=" in msg]
         if named:
