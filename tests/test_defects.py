@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from naive import cluster_robust_se
 from reference import confusion_dict, kappa_from_table, reference_kappa
 
 import fastkappa as fk
@@ -287,6 +288,24 @@ def test_few_clusters_warn_and_one_raises(n_clusters, method):
                                                        "unreliable"):
         res = fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
     assert res.standard_error_null > 1e-6  # never the 2e-16 of one cluster
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.sampled_from([None, "linear", "quadratic"]),
+       st.integers(0, 10_000))
+def test_few_clusters_still_give_the_brute_force_cluster_variance(n_clusters, weights, seed):
+    """The warning does not change the number: it is the cluster-robust SE of naive.py."""
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, 3, 80)
+    p = np.where(rng.random(80) < 0.6, t, rng.integers(0, 3, 80))
+    clusters = rng.integers(0, n_clusters, 80)
+    if len(np.unique(clusters)) < 2:
+        return
+    with pytest.warns(DegenerateIntervalWarning, match="clusters"):
+        res = fk.kappa_ci(t, p, method="asymptotic", clusters=clusters, weights=weights,
+                          n_classes=3)
+    want = cluster_robust_se(t.tolist(), p.tolist(), clusters.tolist(), 3, weights)
+    assert res.standard_error == pytest.approx(want, rel=1e-9)
 
 
 def test_thirty_clusters_do_not_warn():
