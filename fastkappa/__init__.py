@@ -20,6 +20,7 @@ from .results import KappaCI
 from .streaming import CohenKappa
 from .thresholds import (
     ThresholdOptimizer,
+    Thresholds,
     apply_thresholds,
     continuous_qwk,
     optimize_thresholds,
@@ -35,6 +36,7 @@ __all__ = [
     "KappaCI",
     "PairDifference",
     "ThresholdOptimizer",
+    "Thresholds",
     "UndefinedKappaWarning",
     "__version__",
     "apply_thresholds",

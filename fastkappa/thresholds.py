@@ -48,6 +48,7 @@ from .exceptions import UndefinedKappaWarning
 
 __all__ = [
     "ThresholdOptimizer",
+    "Thresholds",
     "apply_thresholds",
     "continuous_qwk",
     "optimize_thresholds",
@@ -63,6 +64,92 @@ def _kernels():
     from ._kernels import thresholds
 
     return thresholds
+
+
+# --------------------------------------------------------------------------- cut points
+
+
+class Thresholds(np.ndarray):
+    """Cut points that remember the classes they were fitted on.
+
+    What :func:`optimize_thresholds` returns and what
+    ``ThresholdOptimizer.thresholds_`` holds: a 1-D float64 array of ``K - 1``
+    strictly increasing cut points (it works wherever an ndarray does) with
+    a ``labels`` attribute, the ``K`` classes in index order.
+    :func:`apply_thresholds` returns those labels by default, so grades
+    ``1..5`` come back as ``1..5`` and string grades as strings, not as
+    0-based indices.
+
+    Arithmetic, comparisons and indexing give plain ndarrays (``cuts + 1``
+    no longer separates the same classes, ``cuts[:2]`` has fewer cut points
+    than the labels need), and so does ``np.asarray(cuts)``: a plain array
+    gives class indices, as before.  Copies and pickles keep the labels.
+
+    Parameters
+    ----------
+    cuts : array_like of shape (K - 1,)
+        Finite, strictly increasing cut points.
+    labels : array_like of shape (K,)
+        The classes in scale order.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> cuts = fk.Thresholds([1.5, 2.5], labels=[1, 2, 3])
+    >>> cuts
+    Thresholds([1.5, 2.5], labels=[1, 2, 3])
+    >>> fk.apply_thresholds([0.7, 2.0, 2.6], cuts)
+    array([1, 2, 3])
+    >>> fk.apply_thresholds([0.7, 2.0, 2.6], np.asarray(cuts))  # plain array: indices
+    array([0, 1, 2])
+    """
+
+    labels: np.ndarray
+
+    def __new__(cls, cuts: ArrayLike, labels: ArrayLike) -> Thresholds:
+        th = _thresholds_iv(cuts)
+        lab = _labels_array(labels)
+        if lab.shape != (len(th) + 1,):
+            raise ValueError(
+                f"`labels` must hold one class per interval: {len(th) + 1} labels for "
+                f"{len(th)} cut points; got {lab.shape[0]}.")
+        obj = th.view(cls)
+        obj.labels = lab
+        return obj
+
+    def __array_finalize__(self, obj) -> None:
+        # views and copies of the same cut points (copy(), astype) keep the labels
+        labels = getattr(obj, "labels", None)
+        if labels is not None and (self.ndim != 1 or len(labels) != self.shape[0] + 1):
+            labels = None
+        self.labels = labels
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # arithmetic and comparisons compute on, and return, plain arrays
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, Thresholds) else x
+                       for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, Thresholds) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __getitem__(self, key):
+        return self.view(np.ndarray)[key]
+
+    def __reduce__(self):
+        return (_rebuild_thresholds, (self.view(np.ndarray).copy(), self.labels))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.view(np.ndarray), separator=", ",
+                               prefix="Thresholds(")
+        labels = None if self.labels is None else self.labels.tolist()
+        return f"Thresholds({body}, labels={labels!r})"
+
+
+def _rebuild_thresholds(cuts: np.ndarray, labels) -> np.ndarray:
+    if labels is None:
+        return cuts
+    return Thresholds(cuts, labels)
 
 
 # --------------------------------------------------------------------------- validation
@@ -281,7 +368,7 @@ def optimize_thresholds(
     labels: ArrayLike | None = None,
     weights: str | ArrayLike | None = "quadratic",
     sample_weight: ArrayLike | None = None,
-) -> np.ndarray:
+) -> Thresholds:
     """Cut points that maximise kappa between ``y_true`` and thresholded scores.
 
     Exact: the result is the global optimum over all increasing cut points
@@ -312,9 +399,12 @@ def optimize_thresholds(
 
     Returns
     -------
-    numpy.ndarray of shape (K - 1,)
-        Strictly increasing float64 cut points; class index = number of cut
-        points ``<= score`` (:func:`apply_thresholds`).
+    Thresholds of shape (K - 1,)
+        Strictly increasing float64 cut points (an ndarray subclass); class
+        index = number of cut points ``<= score``.  Its ``labels`` attribute
+        holds the ``K`` classes in index order, so
+        ``apply_thresholds(scores, cuts)`` returns classes of ``y_true``
+        (grades ``1..5`` stay ``1..5``), not 0-based indices.
 
     Notes
     -----
@@ -339,14 +429,21 @@ def optimize_thresholds(
     >>> import fastkappa as fk
     >>> y = np.array([0, 0, 1, 1, 2, 2])
     >>> s = np.array([0.1, 0.4, 0.5, 1.2, 1.3, 2.0])
-    >>> fk.optimize_thresholds(y, s)
-    array([0.45, 1.25])
-    >>> fk.quadratic_weighted_kappa(y, fk.apply_thresholds(s, [0.45, 1.25]))
+    >>> cuts = fk.optimize_thresholds(y, s)
+    >>> cuts
+    Thresholds([0.45, 1.25], labels=[0, 1, 2])
+    >>> fk.quadratic_weighted_kappa(y, fk.apply_thresholds(s, cuts))
     1.0
+
+    Grades that do not start at 0 come back as themselves:
+
+    >>> cuts = fk.optimize_thresholds(y + 1, s)
+    >>> fk.apply_thresholds([0.3, 0.9, 1.6], cuts)
+    array([1, 2, 3])
     """
     prob = _problem_iv(y_true, scores, labels=labels, n_classes=n_classes, weights=weights,
                        sample_weight=sample_weight)
-    return _solve(_prepare(prob, need_perm=False), prob).thresholds
+    return Thresholds(_solve(_prepare(prob, need_perm=False), prob).thresholds, prob.classes)
 
 
 def apply_thresholds(
@@ -365,15 +462,18 @@ def apply_thresholds(
     scores : array_like of shape (n,)
         Finite continuous scores (NaN raises ``ValueError``).
     thresholds : array_like of shape (K - 1,)
-        Finite, strictly increasing cut points.
+        Finite, strictly increasing cut points.  The :class:`Thresholds`
+        that :func:`optimize_thresholds` returns carry their classes.
     labels : array_like of shape (K,), optional
         Class labels; when given, ``labels[index]`` is returned instead of
-        the index.
+        the index.  Default: the ``labels`` of a :class:`Thresholds`, and
+        class indices for a plain array of cut points.
 
     Returns
     -------
     numpy.ndarray of shape (n,)
-        Class indices (``intp``), or labels.
+        Labels (``labels[index]``), or class indices (``intp``) when the cut
+        points know no labels and none are given.
 
     Examples
     --------
@@ -386,6 +486,9 @@ def apply_thresholds(
     s = _numeric_iv(scores, "scores", "continuous scores")
     th = _thresholds_iv(thresholds)
     idx = np.searchsorted(th, s, side="right")
+    if labels is None:
+        labels = getattr(thresholds, "labels", None) if isinstance(
+            thresholds, Thresholds) else None
     if labels is None:
         return idx
     lab = _labels_array(labels)
@@ -565,8 +668,10 @@ class ThresholdOptimizer:
     ----------
     classes_ : ndarray of shape (K,)
         Class labels in index order.
-    thresholds_ : ndarray of shape (K - 1,)
-        Optimal cut points on all rows.
+    thresholds_ : Thresholds of shape (K - 1,)
+        Optimal cut points on all rows; they know ``classes_``, so
+        ``apply_thresholds(scores, opt.thresholds_)`` equals
+        ``opt.transform(scores)``.
     qwk_ : float
         Kappa (with the chosen ``weights``; QWK by default) of the fitted
         cut points on the rows they were fitted to (in-sample, optimistic).
@@ -658,7 +763,7 @@ class ThresholdOptimizer:
         prep = _prepare(prob, need_perm=cv is not None)
         sol = _solve(prep, prob)
         self.classes_ = prob.classes
-        self.thresholds_ = sol.thresholds
+        self.thresholds_ = Thresholds(sol.thresholds, prob.classes)
         self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected, stacklevel=3)
         self.n_iter_ = sol.n_iter
         self.curve_ = _curve(prep, prob, sol)
