@@ -116,16 +116,8 @@ class KappaCI:
                 f"{_fmt(self.low, d)} to {_fmt(self.high, d)}, {label})")
 
     def __repr__(self) -> str:
-        dist = self.distribution
-        n = 0 if dist is None else len(dist)
-        return (
-            f"KappaCI(estimate={self.estimate!r}, low={self.low!r}, high={self.high!r}, "
-            f"standard_error={self.standard_error!r}, method={self.method!r}, "
-            f"confidence_level={self.confidence_level!r}, n_resamples={self.n_resamples!r}, "
-            f"distribution=<{n} replicates>, n_undefined={self.n_undefined!r}, "
-            f"standard_error_null={self.standard_error_null!r}, z={self.z!r}, "
-            f"p_value={self.p_value!r})"
-        )
+        # the line a REPL shows: the fields are attributes (and ``to_dict()``)
+        return str(self)
 
     def _repr_html_(self) -> str:
         d = _digits(self.estimate, self.low, self.high, least=4, most=6)

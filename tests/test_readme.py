@@ -1,0 +1,143 @@
+"""Every ```python block of README.md and docs/*.md runs, and shows what it says.
+
+How the blocks run (the documented setup):
+
+- The blocks of one file run in order in one namespace, as a reader pasting
+  them into one Python session would; each file starts from an empty one.
+- The working directory is a fresh temporary folder holding ``grades/``: four
+  Parquet files with the columns ``grade``, ``model_a``, ``patient`` and
+  ``site`` (the files the Dask example reads).
+- Output: full-line comments directly below an expression statement are the
+  output that statement shows, as in a REPL: for ``print(...)`` what it
+  prints, otherwise the ``repr`` of its value.  A ``...`` line stands for any
+  number of lines (doctest's ELLIPSIS).  Comments after other statements, and
+  comments at the end of a line, are prose.
+
+The bash Quickstart is checked against ``.ci/run``, which CI runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import doctest
+import io
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
+
+
+def code_blocks(path: Path, language: str = "python") -> list[tuple[int, str]]:
+    """(first line number, code) of each fenced block in that language."""
+    text = path.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start()) + 2, m.group(2)) for m in FENCE.finditer(text)
+            if m.group(1) == language]
+
+
+def _expected_outputs(code: str) -> list[tuple[ast.stmt, str | None]]:
+    """Each top-level statement with the output its following comments claim."""
+    lines = code.splitlines()
+    out = []
+    for stmt in ast.parse(code).body:
+        claimed = []
+        i = stmt.end_lineno  # 0-based index of the line after the statement
+        while i < len(lines) and lines[i].startswith("#"):
+            claimed.append(re.sub(r"^# ?", "", lines[i]))
+            i += 1
+        out.append((stmt, "\n".join(claimed) + "\n" if claimed else None))
+    return out
+
+
+def _is_print(stmt: ast.stmt) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "print")
+
+
+def run_block(code: str, namespace: dict, where: str) -> int:
+    """Run one block statement by statement; return how many outputs were checked."""
+    checker = doctest.OutputChecker()
+    flags = doctest.ELLIPSIS
+    checked = 0
+    for stmt, claimed in _expected_outputs(code):
+        module = ast.Module(body=[stmt], type_ignores=[])
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            if isinstance(stmt, ast.Expr) and not _is_print(stmt):
+                value = eval(compile(ast.Expression(stmt.value), where, "eval"), namespace)
+                shown = "" if value is None else repr(value) + "\n"
+            else:
+                exec(compile(module, where, "exec"), namespace)
+                shown = buffer.getvalue()
+        if claimed is None or not isinstance(stmt, ast.Expr):
+            continue
+        got = "\n".join(line.rstrip() for line in shown.splitlines()) + "\n"
+        assert checker.check_output(claimed, got, flags), (
+            f"{where}, line {stmt.lineno}: the document shows\n{claimed}but it gives\n{got}")
+        checked += 1
+    return checked
+
+
+@pytest.fixture
+def grades_folder(tmp_path, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(1)
+    (tmp_path / "grades").mkdir()
+    for part in range(4):
+        n = 500
+        grade = rng.integers(0, 5, n)
+        pd.DataFrame({
+            "grade": grade,
+            "model_a": np.clip(grade + rng.integers(-1, 2, n), 0, 4),
+            "patient": part * n // 2 + np.arange(n) // 2,
+            "site": rng.choice(["north", "south", "east"], n),
+        }).to_parquet(tmp_path / "grades" / f"part-{part}.parquet")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_extraction_finds_the_readme_blocks_and_their_outputs():
+    blocks = code_blocks(ROOT / "README.md")
+    assert len(blocks) >= 4
+    claimed = [c for _, code in blocks for _, c in _expected_outputs(code) if c]
+    assert any(c.startswith("kappa = ") for c in claimed)
+    # the checker fails on a wrong claim (so the test above can fail)
+    with pytest.raises(AssertionError, match="the document shows"):
+        run_block("1 + 1\n# 3\n", {}, "example")
+    assert run_block("print('a\\nb\\nc')\n# a\n# ...\n", {}, "example") == 1
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_document_code_blocks_run_and_show_what_they_say(path, grades_folder):
+    blocks = code_blocks(path)
+    if not blocks:
+        assert path != ROOT / "README.md"
+        return
+    namespace: dict = {"__name__": "__readme__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for line, code in blocks:
+            run_block(code, namespace, f"{path.name}:{line}")
+
+
+def test_ci_runs_both_quickstart_commands_as_written():
+    quickstart = ROOT.joinpath("README.md").read_text(encoding="utf-8").split(
+        "## Quickstart", 1)[1]
+    bash = code_blocks_in(quickstart, "bash")[0]
+    commands = [line for line in bash.splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "set -euo pipefail" in ci
+    run = [line for line in ci if line.startswith("python ")]
+    assert run == commands
+
+
+def code_blocks_in(text: str, language: str) -> list[str]:
+    return [m.group(2) for m in FENCE.finditer(text) if m.group(1) == language]
