@@ -11,8 +11,9 @@ Subcommands::
 ``.svg`` or ``.pdf``) to save a figure as well; ``demo`` saves its figures in
 a folder (``fastkappa-demo-figures`` unless ``--figures DIR`` names another)
 and names it in its output. Figures need matplotlib (``pip install
-fastkappa[plot]``); they are drawn on a bare ``matplotlib.figure.Figure``, so
-no pyplot state or window is involved.
+"fastkappa[plot]"``, or ``pip install -e ".[plot]"`` from a clone); they are
+drawn on a bare ``matplotlib.figure.Figure``, so no pyplot state or window is
+involved.
 
 FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
 standard input either way) or Parquet. ``score`` streams the file in record
@@ -44,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
 from ._io import (
     DataError,
     LabelConverter,
@@ -69,7 +71,7 @@ DEMO_FIGURES = "fastkappa-demo-figures"
 FIGURE_DPI = 110
 #: above this many groups ``score --by --plot`` leaves the forest plot out
 MAX_PLOTTED_GROUPS = 60
-_PLOT_INSTALL = "pip install fastkappa[plot]"
+_PLOT_INSTALL = install_hint("plot")
 
 
 class UsageError(Exception):
@@ -1235,7 +1237,7 @@ def _demo_folder(args) -> tuple[str | None, str | None]:
         if explicit:
             raise UsageError(f"--figures needs matplotlib, which is not installed; install "
                              f"it with: {_PLOT_INSTALL}")
-        return None, f"matplotlib is not installed ({_PLOT_INSTALL} adds it)"
+        return None, f"matplotlib is not installed; add it with: {_PLOT_INSTALL}"
     problem = None
     if os.path.exists(folder) and not os.path.isdir(folder):
         problem = f"{folder!r} is a file, not a folder"

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
+
 __all__ = ["Comparison", "GroupKappa", "KappaByGroup", "KappaCI", "PairDifference"]
 
 _METHOD_LABELS = {
@@ -277,7 +279,7 @@ class Comparison:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
                               ) from None
         if which == "pairs":
             return pd.DataFrame([{**p.to_dict(), "difference": p.difference, "low": p.low,
@@ -477,7 +479,7 @@ class KappaByGroup:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
                               ) from None
         data = {"group": self.groups, "n": self.n, "kappa": self.kappa}
         if self.low is not None:

@@ -122,3 +122,45 @@ def test_user_cache_dir_follows_the_platform_rules(monkeypatch, tmp_path):
     assert _cache.user_cache_dir() == tmp_path / "local" / "fastkappa" / "Cache"
     monkeypatch.setenv("FASTKAPPA_CACHE_DIR", str(tmp_path / "mine"))
     assert _cache.cache_dir() == tmp_path / "mine"
+
+
+# --------------------------------------------------------------------------- install hints
+
+
+def test_install_hint_works_from_an_index_and_from_a_clone():
+    from fastkappa._install import install_hint
+
+    hint = install_hint("io")
+    assert 'pip install "fastkappa[io]"' in hint     # quoted: zsh globs [io] otherwise
+    assert 'pip install -e ".[io]"' in hint          # from a clone: the checkout, not PyPI
+
+
+def test_every_install_command_in_the_package_comes_from_the_hint():
+    # an unquoted `pip install fastkappa[x]` fails in zsh and, from a clone,
+    # installs PyPI's fastkappa: every message goes through install_hint()
+    import re
+
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        bare = re.findall(r"pip install fastkappa\[", text)
+        assert not bare, f"{path.name}: unquoted `pip install fastkappa[...]`"
+        for match in re.finditer(r'pip install "fastkappa\[(\w+)\]"', text):
+            if path.name == "_install.py":
+                continue
+            # docstrings that name the extra name the clone's command next to it
+            near = text[match.end():match.end() + 120]
+            assert f'pip install -e ".[{match.group(1)}]"' in near, path.name
+
+
+def test_to_dataframe_without_pandas_names_the_extra(monkeypatch):
+    import re
+
+    import numpy as np
+
+    import fastkappa as fk
+    from fastkappa._install import install_hint
+
+    res = fk.kappa_by_group([0, 1, 1, 0], [0, 1, 0, 0], np.array([0, 0, 1, 1]))
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=re.escape(install_hint("pandas"))):
+        res.to_dataframe()
