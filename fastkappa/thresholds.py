@@ -606,11 +606,70 @@ def _stratified_folds(t: np.ndarray, n_classes: int, n_folds: int, seed) -> np.n
     return fold
 
 
-def _splitter_folds(cv, t: np.ndarray) -> tuple[np.ndarray, int]:
+def _grouped_folds(t: np.ndarray, group: np.ndarray, n_classes: int, n_folds: int,
+                   seed) -> np.ndarray:
+    """Fold of each row with every group whole in one fold, classes kept balanced.
+
+    Groups are placed largest first (ties in order of first appearance, or
+    shuffled with a seed); each goes to the fold where, after adding it,
+    the per-class shares of all rows placed so far stay most even: the fold
+    minimising ``sum_c ((count[f, c] + g_c) / total_c)^2``, ties to the fold
+    with fewer rows, then the lower index (as scikit-learn's
+    ``StratifiedGroupKFold`` does, without its randomness).
+    """
+    n_groups = int(group.max()) + 1
+    counts = np.zeros((n_groups, n_classes), dtype=np.int64)
+    np.add.at(counts, (group, t), 1)
+    sizes = counts.sum(axis=1)
+    order = np.arange(n_groups)
+    if seed is not None:
+        order = np.random.default_rng(seed).permutation(n_groups)
+    order = order[np.argsort(-sizes[order], kind="stable")]
+    totals = np.maximum(counts.sum(axis=0), 1).astype(np.float64)
+    placed = np.zeros((n_folds, n_classes), dtype=np.float64)
+    group_fold = np.empty(n_groups, dtype=np.int64)
+    for g in order:
+        cost = (((placed + counts[g]) / totals) ** 2).sum(axis=1)
+        f = int(np.lexsort((np.arange(n_folds), placed.sum(axis=1), cost))[0])
+        placed[f] += counts[g]
+        group_fold[g] = f
+    return group_fold[group]
+
+
+def _groups_iv(groups, n: int) -> np.ndarray:
+    """Group code (0..G-1, in order of first appearance) of each row."""
+    col = as_column(groups, "groups")
+    if isinstance(col, MatrixColumn):
+        raise ValueError(f"`groups` must be 1-D (one group per row); got shape "
+                         f"{col.values.shape}.")
+    if isinstance(col, CodesColumn):
+        codes = np.asarray(col.codes, dtype=np.int64)
+        if (codes < 0).any():
+            raise ValueError(f"`groups` holds missing values (NaN/None) in "
+                             f"{int((codes < 0).sum())} rows; every row needs a group.")
+        values = codes
+    else:
+        values = np.asarray(col.values)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise ValueError(f"`groups` holds NaN in {int(np.isnan(values).sum())} rows; "
+                             "every row needs a group.")
+    if len(values) != n:
+        raise ValueError(f"`groups` must have one value per row: {n} rows, got "
+                         f"{len(values)} groups.")
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.ravel()]
+
+
+def _splitter_folds(cv, t: np.ndarray, groups: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, int]:
     n = len(t)
     fold = np.full(n, -1, dtype=np.int64)
     n_folds = 0
-    for f, (_, test) in enumerate(cv.split(np.zeros((n, 1)), t)):
+    split = (cv.split(np.zeros((n, 1)), t) if groups is None
+             else cv.split(np.zeros((n, 1)), t, groups))
+    for f, (_, test) in enumerate(split):
         test = np.asarray(test)
         if np.any(fold[test] >= 0):
             raise ValueError(
@@ -624,7 +683,22 @@ def _splitter_folds(cv, t: np.ndarray) -> tuple[np.ndarray, int]:
             "the `cv` splitter leaves rows out of every test fold; out-of-fold "
             "predictions need test folds that cover every row exactly once "
             "(KFold-like splitters).")
+    if groups is not None:
+        per_group = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+        np.maximum.at(per_group, groups, fold)
+        low = np.full_like(per_group, n_folds)
+        np.minimum.at(low, groups, fold)
+        split_groups = int(np.count_nonzero(per_group != low))
+        if split_groups:
+            raise ValueError(
+                f"the `cv` splitter puts {split_groups} group(s) of `groups` in more than "
+                "one test fold; pass cv=k (fastkappa keeps groups whole) or a group-aware "
+                "splitter such as sklearn.model_selection.GroupKFold.")
     return fold, n_folds
+
+
+def _is_quadratic(weights) -> bool:
+    return isinstance(weights, str) and weights == "quadratic"
 
 
 def _kappa_of(t: np.ndarray, p: np.ndarray, w: np.ndarray, sw: np.ndarray | None) -> float:
@@ -683,6 +757,8 @@ class ThresholdOptimizer:
         Out-of-fold class labels, in input order (None without ``cv``).
     cv_folds_ : ndarray of shape (n,) or None
         Test fold of each row (None without ``cv``).
+    cv_groups_ : bool
+        Whether the folds kept the ``groups`` passed to ``fit`` whole.
     curve_ : dict of ndarrays
         Data for a kappa-versus-threshold plot, in long format (``pandas.
         DataFrame(curve_)`` works): ``"cut"`` (int, the cut point ``c``
@@ -740,10 +816,24 @@ class ThresholdOptimizer:
                     "seed": None}
         shown = [f"{k}={v!r}" for k, v in self.get_params().items()
                  if not (v is defaults[k] or (isinstance(v, str) and v == defaults[k]))]
-        return f"ThresholdOptimizer({', '.join(shown)})"
+        head = f"ThresholdOptimizer({', '.join(shown)})"
+        if not hasattr(self, "thresholds_"):
+            return head
+        # fitted: the cut points and the scores, as a reader of a notebook wants them
+        what = "QWK" if _is_quadratic(self.weights) else "kappa"
+        cuts = ", ".join(f"{v:.4g}" for v in np.asarray(self.thresholds_))
+        lines = [head,
+                 f"  thresholds_ = [{cuts}] between classes {self.classes_.tolist()!r}",
+                 f"  qwk_ = {self.qwk_:.4f} (in-sample {what})"]
+        if self.cv_qwk_ is not None:
+            folds = len(self.cv_thresholds_)
+            lines.append(f"  cv_qwk_ = {self.cv_qwk_:.4f} (out-of-fold {what}, {folds} folds"
+                         + (", groups kept whole" if self.cv_groups_ else "") + ")")
+        return "\n".join(lines)
 
     def fit(self, y_true: ArrayLike, scores: ArrayLike, *,
-            sample_weight: ArrayLike | None = None) -> ThresholdOptimizer:
+            sample_weight: ArrayLike | None = None,
+            groups: ArrayLike | None = None) -> ThresholdOptimizer:
         """Tune the cut points on ``(y_true, scores)``; returns ``self``.
 
         Parameters
@@ -754,12 +844,39 @@ class ThresholdOptimizer:
             Finite continuous predictions.
         sample_weight : array_like of shape (n,), optional
             Non-negative weight of each row.
+        groups : array_like of shape (n,), optional
+            Group of each row (patient, essay prompt, user...) for the
+            cross-validation: every group lies in one fold, so rows of one
+            patient never tune the cut points applied to another of its rows
+            (grouped cross-validation; needs ``cv``).  With ``cv=k`` whole
+            groups are spread over the folds keeping the classes balanced
+            (largest groups first); a splitter gets ``groups`` in its
+            ``split(X, y, groups)`` and must keep every group in one test fold.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fastkappa as fk
+        >>> rng = np.random.default_rng(0)
+        >>> patient = np.repeat(np.arange(500), 2)            # two eyes per patient
+        >>> y = np.repeat(rng.integers(0, 5, 500), 2)
+        >>> s = y + rng.normal(0, 0.7, 1000)
+        >>> opt = fk.ThresholdOptimizer(cv=5, seed=0).fit(y, s, groups=patient)
+        >>> bool(np.all(opt.cv_folds_[0::2] == opt.cv_folds_[1::2]))  # eyes stay together
+        True
         """
         cv = _check_cv(self.cv)
         prob = _problem_iv(y_true, scores, labels=self.labels, n_classes=self.n_classes,
                            weights=self.weights, sample_weight=sample_weight)
         k = prob.n_classes
         n = len(prob.t)
+        grp = None
+        if groups is not None:
+            if cv is None:
+                raise ValueError(
+                    "`groups` keeps each group in one cross-validation fold, so it needs "
+                    "`cv`: use ThresholdOptimizer(cv=5) (or another number of folds).")
+            grp = _groups_iv(groups, n)
         prep = _prepare(prob, need_perm=cv is not None)
         sol = _solve(prep, prob)
         self.classes_ = prob.classes
@@ -771,9 +888,16 @@ class ThresholdOptimizer:
         self.cv_thresholds_ = None
         self.oof_predictions_ = None
         self.cv_folds_ = None
+        self.cv_groups_ = grp is not None
         if cv is not None:
             if not isinstance(cv, int):
-                fold, n_folds = _splitter_folds(cv, prob.t)
+                fold, n_folds = _splitter_folds(cv, prob.t, grp)
+            elif grp is not None:
+                n_groups = int(grp.max()) + 1
+                if cv > n_groups:
+                    raise ValueError(f"`cv`={cv} folds need at least {cv} groups; `groups` "
+                                     f"holds {n_groups}.")
+                fold, n_folds = _grouped_folds(prob.t, grp, k, cv, self.seed), cv
             else:
                 if cv > n:
                     raise ValueError(f"`cv`={cv} folds need at least {cv} rows; got {n}.")
@@ -801,10 +925,54 @@ class ThresholdOptimizer:
     def transform(self, scores: ArrayLike) -> np.ndarray:
         """Class labels (``classes_``) of ``scores`` under the fitted cut points."""
         self._check_fitted()
-        s = _numeric_iv(scores, "scores", "continuous scores")
-        return self.classes_[np.searchsorted(self.thresholds_, s, side="right")]
+        return apply_thresholds(scores, self.thresholds_)
 
     predict = transform
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+              ) -> float:
+        """Kappa of ``predict(X)`` against ``y`` (scikit-learn's ``score(X, y)``).
+
+        As scikit-learn expects of ``score``, the inputs come first and the
+        truth second: ``X`` holds the continuous scores (shape (n,) or
+        (n, 1)), ``y`` the true classes.  (``fit`` keeps fastkappa's
+        ``fit(y_true, scores)`` order.)  Higher is better; the weights are
+        the optimizer's (QWK by default), on the classes ``classes_``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n,) or (n, 1)
+            Continuous scores.
+        y : array_like of shape (n,)
+            True classes, among ``classes_``.
+        sample_weight : array_like of shape (n,), optional
+            Non-negative weight of each row.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> opt = fk.ThresholdOptimizer().fit([1, 1, 2, 2, 3, 3], [0.1, 0.2, 1.1, 1.3, 2.2, 2.4])
+        >>> opt.score([0.0, 1.2, 2.9, 0.5], [1, 2, 3, 2])
+        0.8
+        """
+        self._check_fitted()
+        from .metrics import cohen_kappa
+
+        pred = self.predict(X)
+        try:
+            return cohen_kappa(y, pred, weights=self.weights, labels=self.classes_,
+                               sample_weight=sample_weight)
+        except ValueError as e:
+            if "outside the declared classes" not in str(e):
+                raise
+            raise ValueError(
+                f"`y` holds classes this optimizer was not fitted on ({e}). Fit it with "
+                "every class declared: ThresholdOptimizer(labels=[...]) or "
+                "ThresholdOptimizer(n_classes=K).") from None
 
     def fit_transform(self, y_true: ArrayLike, scores: ArrayLike, *,
                       sample_weight: ArrayLike | None = None) -> np.ndarray:
