@@ -32,6 +32,7 @@ Internal building blocks reused by other modules (a paired ``compare``):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import warnings
@@ -626,6 +627,24 @@ def _ci_from_units(units: Units, wmat: np.ndarray, method: str, cl: float, n_res
                    n_undefined=n_undefined, standard_error_null=se0, z=z, p_value=p_value)
 
 
+def _recorded(res: KappaCI, weights, seq: np.random.SeedSequence, units: Units) -> KappaCI:
+    """The result with what a methods section needs: weights, seed, rows, clusters."""
+    if weights is None or (isinstance(weights, str) and weights == "none"):
+        name = "none"
+    elif isinstance(weights, str):
+        name = weights
+    else:
+        name = "custom"
+    seed = None
+    if res.method != "asymptotic" and not seq.spawn_key:
+        entropy = seq.entropy
+        seed = tuple(int(v) for v in entropy) if isinstance(entropy, (list, tuple)) else (
+            int(entropy))
+    return dataclasses.replace(
+        res, weights=name, seed=seed, n_rows=int(units.n_rows),
+        n_clusters=int(units.n_units) if units.kind == "clusters" else None)
+
+
 # --------------------------------------------------------------------------- public
 
 
@@ -746,7 +765,8 @@ def kappa_ci(
     if clusters is None and uniform:
         enc.counts()  # validates the data, and the classes are final afterwards
         units = units_from_counts(enc.counts())
-        return _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+        res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+        return _recorded(res, weights, seq, units)
     keep = enc.keep()
     t_idx, p_idx, row_w = enc.indices()
     k = enc.n_classes
@@ -763,7 +783,8 @@ def kappa_ci(
         units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
-    return _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+    return _recorded(res, weights, seq, units)
 
 
 def kappa_ci_from_confusion(
@@ -815,5 +836,6 @@ def kappa_ci_from_confusion(
         raise ValueError("`confusion` counts must be below 2**63.")
     counts = o.astype(np.int64)
     wmat = _weights.weight_matrix(counts.shape[0], weights)
-    return _ci_from_units(units_from_counts(counts), wmat, method, cl, n_resamples, seq,
-                          stacklevel=2)
+    units = units_from_counts(counts)
+    res = _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+    return _recorded(res, weights, seq, units)

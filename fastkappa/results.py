@@ -96,6 +96,17 @@ class KappaCI:
         ``estimate / standard_error_null``.
     p_value : float
         Two-sided normal p-value for H0: kappa = 0.
+    weights : str or None
+        ``"none"``, ``"linear"``, ``"quadratic"`` or ``"custom"`` (a matrix);
+        None when the producer did not record it.
+    seed : int, tuple or None
+        The seed that reproduces the bootstrap (pass it as ``seed=``; with
+        ``seed=None`` the one drawn from the OS); None for ``"asymptotic"``
+        or when not recorded.
+    n_rows : int or None
+        Rows scored (None when not recorded).
+    n_clusters : int or None
+        Clusters resampled with ``clusters=`` (None for independent rows).
     """
 
     estimate: float
@@ -110,6 +121,10 @@ class KappaCI:
     standard_error_null: float = float("nan")
     z: float = float("nan")
     p_value: float = float("nan")
+    weights: str | None = field(default=None, compare=False)
+    seed: Any = field(default=None, compare=False)
+    n_rows: int | None = field(default=None, compare=False)
+    n_clusters: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         label = _METHOD_LABELS.get(self.method, self.method)
@@ -176,6 +191,175 @@ class KappaCI:
         if distribution:
             out["distribution"] = [_json_float(v) for v in np.asarray(self.distribution)]
         return out
+
+    def to_dataframe(self, name: Any = None):
+        """One row of a results table as a pandas DataFrame (needs pandas).
+
+        Columns: ``estimate``, ``low``, ``high``, ``standard_error``,
+        ``method``, ``confidence_level``, ``n_resamples``, ``n_undefined``,
+        ``standard_error_null``, ``z``, ``p_value``, then what was recorded
+        of ``weights``, ``seed``, ``n_rows`` and ``n_clusters``.  Stack
+        several with ``pandas.concat`` for a paper's table.
+
+        Parameters
+        ----------
+        name : hashable, optional
+            The row's index label (e.g. the model's name); default 0.
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> res = fk.kappa_ci_from_confusion([[20, 5], [3, 22]], method="asymptotic")
+        >>> df = res.to_dataframe("model a")
+        >>> df.loc["model a", ["estimate", "low", "high"]].round(3).tolist()
+        [0.68, 0.477, 0.883]
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
+                              ) from None
+        row = self.to_dict()
+        for key in ("weights", "seed", "n_rows", "n_clusters"):
+            value = getattr(self, key)
+            if value is not None:
+                row[key] = list(value) if isinstance(value, tuple) else value
+        frame = pd.DataFrame([row], index=[0 if name is None else name])
+        return frame.astype({k: float for k in ("estimate", "low", "high", "standard_error",
+                                                 "standard_error_null", "z", "p_value")})
+
+    def methods_text(self, *, cluster_unit: str = "cluster", subject: str = "items",
+                     references: bool = True) -> str:
+        """A methods paragraph for a paper, with the references it rests on.
+
+        It names the coefficient and its weights, the interval method and
+        level, the number of resamples, the resampled unit (with
+        ``clusters=``), the seed, the result and the fastkappa version, and
+        lists the papers the method comes from.  Edit it to fit your paper;
+        every number in it comes from this result.
+
+        Parameters
+        ----------
+        cluster_unit : str, default "cluster"
+            What a cluster is, singular (e.g. ``"patient"``); used when the
+            interval resampled clusters.
+        subject : str, default "items"
+            What the rows are (e.g. ``"eyes"``, ``"essays"``).
+        references : bool, default True
+            Append the reference list.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> res = fk.kappa_ci([0, 1, 2, 2, 1, 0, 2, 1], [0, 1, 2, 1, 1, 0, 2, 2],
+        ...                   weights="quadratic", method="asymptotic")
+        >>> print(res.methods_text(references=False))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+        Agreement was measured with quadratic-weighted Cohen's kappa (Cohen, 1968)
+        on 8 items. The 95% confidence interval used the large-sample standard
+        error of Fleiss, Cohen and Everitt (1969). Kappa was 0.79 (95% CI 0.50 to
+        1.00). Computed with fastkappa ...
+        """
+        return _methods_text(self, cluster_unit=cluster_unit, subject=subject,
+                             references=references)
+
+
+_REFERENCES = {
+    "cohen1960": "Cohen, J. (1960). A coefficient of agreement for nominal scales. "
+                 "Educational and Psychological Measurement, 20(1), 37-46. "
+                 "https://doi.org/10.1177/001316446002000104",
+    "cohen1968": "Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for "
+                 "scaled disagreement or partial credit. Psychological Bulletin, 70(4), "
+                 "213-220. https://doi.org/10.1037/h0026256",
+    "fce1969": "Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard "
+               "errors of kappa and weighted kappa. Psychological Bulletin, 72(5), 323-327. "
+               "https://doi.org/10.1037/h0028106",
+    "efron1987": "Efron, B. (1987). Better bootstrap confidence intervals. Journal of the "
+                 "American Statistical Association, 82(397), 171-185. "
+                 "https://doi.org/10.1080/01621459.1987.10478410",
+    "efron1993": "Efron, B., & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. "
+                 "Chapman & Hall. https://doi.org/10.1201/9780429246593",
+    "field2007": "Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data. "
+                 "Journal of the Royal Statistical Society: Series B, 69(3), 369-390. "
+                 "https://doi.org/10.1111/j.1467-9868.2007.00593.x",
+}
+
+_METHOD_PROSE = {
+    "bca": ("the bias-corrected and accelerated (BCa) bootstrap (Efron, 1987), with the "
+            "acceleration from the exact jackknife", "efron1987"),
+    "percentile": ("the percentile bootstrap (Efron & Tibshirani, 1993)", "efron1993"),
+    "basic": ("the basic bootstrap (Efron & Tibshirani, 1993)", "efron1993"),
+}
+
+
+def _plural(word: str, n: int) -> str:
+    return word if n == 1 or word.endswith("s") else word + "s"
+
+
+def _methods_text(res: KappaCI, *, cluster_unit: str, subject: str, references: bool) -> str:
+    from . import __version__
+
+    cited = []
+    weights = res.weights
+    if weights in ("linear", "quadratic"):
+        coefficient = f"{weights}-weighted Cohen's kappa (Cohen, 1968)"
+        cited.append("cohen1968")
+    elif weights == "custom":
+        coefficient = "weighted Cohen's kappa with a custom weight matrix (Cohen, 1968)"
+        cited.append("cohen1968")
+    elif weights == "none":
+        coefficient = "Cohen's kappa (Cohen, 1960)"
+        cited.append("cohen1960")
+    else:  # not recorded by the producer of this result
+        coefficient = "Cohen's kappa (Cohen, 1960, 1968)"
+        cited += ["cohen1960", "cohen1968"]
+    on = "" if res.n_rows is None else f" on {res.n_rows:,} {subject}"
+    parts = [f"Agreement was measured with {coefficient}{on}."]
+    level = _level(res.confidence_level)
+    clustered = res.n_clusters is not None
+    if res.method == "asymptotic":
+        se = ("a cluster-robust version of the large-sample standard error of Fleiss, "
+              "Cohen and Everitt (1969), summing its influence values within each "
+              f"{cluster_unit} ({res.n_clusters:,} {_plural(cluster_unit, res.n_clusters)})"
+              if clustered else
+              "the large-sample standard error of Fleiss, Cohen and Everitt (1969)")
+        parts.append(f"The {level} confidence interval used {se}.")
+        cited.append("fce1969")
+    else:
+        prose, ref = _METHOD_PROSE.get(res.method, (f"the {res.method} bootstrap", None))
+        if ref:
+            cited.append(ref)
+        resampled = (f"resampling whole {_plural(cluster_unit, 2)} ({res.n_clusters:,} "
+                     f"{_plural(cluster_unit, res.n_clusters)}) to respect the correlation "
+                     "of ratings within them (Field & Welsh, 2007)"
+                     if clustered else f"resampling {subject} independently")
+        if clustered:
+            cited.append("field2007")
+        seed = "" if res.seed is None else f", random seed {_seed_text(res.seed)}"
+        parts.append(f"The {level} confidence interval was computed with {prose}, from "
+                     f"{res.n_resamples:,} bootstrap resamples{seed}, {resampled}.")
+        if res.n_undefined:
+            parts.append(f"{res.n_undefined:,} resamples with an undefined kappa were "
+                         "excluded.")
+    d = _digits(res.estimate, res.low, res.high)
+    parts.append(f"Kappa was {_fmt(res.estimate, d)} ({level} CI {_fmt(res.low, d)} to "
+                 f"{_fmt(res.high, d)}).")
+    parts.append(f"Computed with fastkappa {__version__}.")
+    text = " ".join(parts)
+    if references:
+        text += "\n\nReferences\n" + "\n".join(
+            _REFERENCES[k] for k in sorted(dict.fromkeys(cited), key=_REFERENCES_ORDER.index))
+    return text
+
+
+_REFERENCES_ORDER = list(_REFERENCES)
+
+
+def _seed_text(seed) -> str:
+    return str(seed) if not isinstance(seed, (list, tuple)) else str(list(seed))
 
 
 # --------------------------------------------------------------------------- compare
