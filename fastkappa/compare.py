@@ -16,6 +16,7 @@ from .bootstrap import (
     _NORMAL,
     _clip,
     _kappa_ci_iv,
+    _recorded,
     _z_and_p,
     bootstrap_interval,
     bootstrap_kappas,
@@ -349,7 +350,10 @@ def compare(
     pairs = [PairDifference(names[a], names[b], diff, low, high, float(p), float(pa), se, d)
              for (a, b, diff, low, high, p, se, d), pa in zip(raw, adjusted, strict=True)]
     spec = weights if (weights is None or isinstance(weights, str)) else "custom"
+    # what a methods section needs, on every model's result too (weights, seed, clusters)
+    models = {nm: _recorded(res, weights, seq, units) for nm, res in models.items()}
+    first = next(iter(models.values()))
     return Comparison(models=models, pairs=pairs, reference=reference, method=method,
                       confidence_level=cl, n_resamples=0 if method == "asymptotic"
                       else n_resamples, p_adjust=p_adjust, weights=spec, n=len(t_idx),
-                      classes=encs[0].classes)
+                      classes=encs[0].classes, seed=first.seed, n_clusters=first.n_clusters)

@@ -285,6 +285,8 @@ _REFERENCES = {
     "field2007": "Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data. "
                  "Journal of the Royal Statistical Society: Series B, 69(3), 369-390. "
                  "https://doi.org/10.1111/j.1467-9868.2007.00593.x",
+    "holm1979": "Holm, S. (1979). A simple sequentially rejective multiple test procedure. "
+                "Scandinavian Journal of Statistics, 6(2), 65-70.",
 }
 
 _METHOD_PROSE = {
@@ -299,60 +301,72 @@ def _plural(word: str, n: int) -> str:
     return word if n == 1 or word.endswith("s") else word + "s"
 
 
+def _coefficient_prose(weights: str | None) -> tuple[str, list[str]]:
+    """How to name the coefficient, and what it cites."""
+    if weights in ("linear", "quadratic"):
+        return f"{weights}-weighted Cohen's kappa (Cohen, 1968)", ["cohen1968"]
+    if weights == "custom":
+        return ("weighted Cohen's kappa with a custom weight matrix (Cohen, 1968)",
+                ["cohen1968"])
+    if weights == "none":
+        return "Cohen's kappa (Cohen, 1960)", ["cohen1960"]
+    return "Cohen's kappa (Cohen, 1960, 1968)", ["cohen1960", "cohen1968"]  # not recorded
+
+
+def _interval_prose(method: str, level: str, n_resamples: int, seed, n_clusters,
+                    *, cluster_unit: str, subject: str, paired: bool) -> tuple[str, list[str]]:
+    """The sentence on how the intervals were computed, and what it cites."""
+    clustered = n_clusters is not None
+    clusters = (f"{n_clusters:,} {_plural(cluster_unit, n_clusters)}" if clustered else "")
+    intervals = ("The {level} confidence intervals" if paired
+                 else "The {level} confidence interval").format(level=level)
+    if method == "asymptotic":
+        se = ("a cluster-robust version of the large-sample standard error of Fleiss, Cohen "
+              f"and Everitt (1969), summing its influence values within each {cluster_unit} "
+              f"({clusters})" if clustered else
+              "the large-sample standard error of Fleiss, Cohen and Everitt (1969)")
+        if paired:
+            se += ", and for each difference the variance of the paired influence values"
+        return f"{intervals} used {se}.", ["fce1969"]
+    prose, ref = _METHOD_PROSE.get(method, (f"the {method} bootstrap", None))
+    cited = [ref] if ref else []
+    resampled = (f"resampling whole {_plural(cluster_unit, 2)} ({clusters}) to respect the "
+                 "correlation of ratings within them (Field & Welsh, 2007)"
+                 if clustered else f"resampling {subject} independently")
+    if clustered:
+        cited.append("field2007")
+    draws = (f"{n_resamples:,} paired bootstrap resamples (every model scored on the same "
+             "resamples)" if paired else f"{n_resamples:,} bootstrap resamples")
+    seed_text = "" if seed is None else f", random seed {_seed_text(seed)}"
+    return (f"{intervals} were computed with {prose}, from {draws}{seed_text}, {resampled}."
+            if paired else
+            f"{intervals} was computed with {prose}, from {draws}{seed_text}, {resampled}."
+            ), cited
+
+
+def _reference_list(cited: list[str]) -> str:
+    keys = sorted(dict.fromkeys(cited), key=_REFERENCES_ORDER.index)
+    return "\n\nReferences\n" + "\n".join(_REFERENCES[k] for k in keys)
+
+
 def _methods_text(res: KappaCI, *, cluster_unit: str, subject: str, references: bool) -> str:
     from . import __version__
 
-    cited = []
-    weights = res.weights
-    if weights in ("linear", "quadratic"):
-        coefficient = f"{weights}-weighted Cohen's kappa (Cohen, 1968)"
-        cited.append("cohen1968")
-    elif weights == "custom":
-        coefficient = "weighted Cohen's kappa with a custom weight matrix (Cohen, 1968)"
-        cited.append("cohen1968")
-    elif weights == "none":
-        coefficient = "Cohen's kappa (Cohen, 1960)"
-        cited.append("cohen1960")
-    else:  # not recorded by the producer of this result
-        coefficient = "Cohen's kappa (Cohen, 1960, 1968)"
-        cited += ["cohen1960", "cohen1968"]
+    coefficient, cited = _coefficient_prose(res.weights)
     on = "" if res.n_rows is None else f" on {res.n_rows:,} {subject}"
-    parts = [f"Agreement was measured with {coefficient}{on}."]
     level = _level(res.confidence_level)
-    clustered = res.n_clusters is not None
-    if res.method == "asymptotic":
-        se = ("a cluster-robust version of the large-sample standard error of Fleiss, "
-              "Cohen and Everitt (1969), summing its influence values within each "
-              f"{cluster_unit} ({res.n_clusters:,} {_plural(cluster_unit, res.n_clusters)})"
-              if clustered else
-              "the large-sample standard error of Fleiss, Cohen and Everitt (1969)")
-        parts.append(f"The {level} confidence interval used {se}.")
-        cited.append("fce1969")
-    else:
-        prose, ref = _METHOD_PROSE.get(res.method, (f"the {res.method} bootstrap", None))
-        if ref:
-            cited.append(ref)
-        resampled = (f"resampling whole {_plural(cluster_unit, 2)} ({res.n_clusters:,} "
-                     f"{_plural(cluster_unit, res.n_clusters)}) to respect the correlation "
-                     "of ratings within them (Field & Welsh, 2007)"
-                     if clustered else f"resampling {subject} independently")
-        if clustered:
-            cited.append("field2007")
-        seed = "" if res.seed is None else f", random seed {_seed_text(res.seed)}"
-        parts.append(f"The {level} confidence interval was computed with {prose}, from "
-                     f"{res.n_resamples:,} bootstrap resamples{seed}, {resampled}.")
-        if res.n_undefined:
-            parts.append(f"{res.n_undefined:,} resamples with an undefined kappa were "
-                         "excluded.")
+    interval, refs = _interval_prose(res.method, level, res.n_resamples, res.seed,
+                                     res.n_clusters, cluster_unit=cluster_unit,
+                                     subject=subject, paired=False)
+    parts = [f"Agreement was measured with {coefficient}{on}.", interval]
+    if res.n_undefined and res.method != "asymptotic":
+        parts.append(f"{res.n_undefined:,} resamples with an undefined kappa were excluded.")
     d = _digits(res.estimate, res.low, res.high)
     parts.append(f"Kappa was {_fmt(res.estimate, d)} ({level} CI {_fmt(res.low, d)} to "
                  f"{_fmt(res.high, d)}).")
     parts.append(f"Computed with fastkappa {__version__}.")
     text = " ".join(parts)
-    if references:
-        text += "\n\nReferences\n" + "\n".join(
-            _REFERENCES[k] for k in sorted(dict.fromkeys(cited), key=_REFERENCES_ORDER.index))
-    return text
+    return text + _reference_list(cited + refs) if references else text
 
 
 _REFERENCES_ORDER = list(_REFERENCES)
@@ -424,6 +438,10 @@ class Comparison:
     n : int
         Rows scored (the rows every model could be scored on).
     classes : ndarray
+    seed : int, tuple or None
+        The seed that reproduces the resamples (None for ``"asymptotic"``).
+    n_clusters : int or None
+        Clusters resampled with ``clusters=`` (None for independent rows).
     """
 
     models: dict[str, KappaCI]
@@ -436,6 +454,8 @@ class Comparison:
     weights: str | None
     n: int
     classes: np.ndarray = field(repr=False)
+    seed: Any = None
+    n_clusters: int | None = None
 
     def pair(self, a: str, b: str) -> PairDifference:
         """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
@@ -457,6 +477,45 @@ class Comparison:
             "models": {k: v.to_dict() for k, v in self.models.items()},
             "pairs": [p.to_dict() for p in self.pairs],
         }
+
+    def methods_text(self, *, cluster_unit: str = "cluster", subject: str = "items",
+                     references: bool = True) -> str:
+        """A methods paragraph for a paper on this comparison, with its references.
+
+        It names the coefficient and weights, the number of models and rows,
+        the interval method, the paired resamples, the resampled unit, the
+        seed, how the p-values of the differences were computed (and
+        adjusted), every model's kappa and every difference with its
+        interval and p-value, and the fastkappa version.
+
+        Parameters
+        ----------
+        cluster_unit : str, default "cluster"
+            What a cluster is, singular (e.g. ``"patient"``).
+        subject : str, default "items"
+            What the rows are (e.g. ``"eyes"``).
+        references : bool, default True
+            Append the reference list.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fastkappa as fk
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 3, 300)
+        >>> a = np.where(rng.random(300) < 0.8, y, rng.integers(0, 3, 300))
+        >>> b = np.where(rng.random(300) < 0.6, y, rng.integers(0, 3, 300))
+        >>> comp = fk.compare(y, {"a": a, "b": b}, method="asymptotic")
+        >>> print(comp.methods_text(references=False))  # doctest: +ELLIPSIS
+        Agreement with the reference labels was measured with Cohen's kappa (Cohen, 1960) \
+for 2 models on 300 items. ...
+        """
+        return _comparison_methods_text(self, cluster_unit=cluster_unit, subject=subject,
+                                        references=references)
 
     def to_dataframe(self, which: str = "pairs"):
         """The pairs (default) or the models as a pandas DataFrame (needs pandas)."""
@@ -525,6 +584,62 @@ class Comparison:
         models, pairs = self._tables()
         return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + _html_table(models)
                 + _html_table(pairs))
+
+
+def _comparison_methods_text(comp: Comparison, *, cluster_unit: str, subject: str,
+                             references: bool) -> str:
+    from . import __version__
+
+    coefficient, cited = _coefficient_prose("none" if comp.weights is None else comp.weights)
+    level = _level(comp.confidence_level)
+    interval, refs = _interval_prose(comp.method, level, comp.n_resamples, comp.seed,
+                                     comp.n_clusters, cluster_unit=cluster_unit,
+                                     subject=subject, paired=True)
+    cited += refs
+    which = ("every pair of models" if comp.reference is None
+             else f"each model and {comp.reference}")
+    if comp.method == "asymptotic":
+        how_p = "two-sided normal p-values from the paired influence values"
+    else:
+        how_p = ("a p-value as the smallest level at which its interval excludes 0 "
+                 f"(at best about 2/{comp.n_resamples:,})")
+    adjust = ""
+    if comp.p_adjust == "holm":
+        adjust = (f", adjusted for the {len(comp.pairs)} comparisons with Holm's method "
+                  "(Holm, 1979)")
+        cited.append("holm1979")
+    parts = [f"Agreement with the reference labels was measured with {coefficient} for "
+             f"{len(comp.models)} models on {comp.n:,} {subject}.", interval,
+             f"The differences in kappa between {which} were estimated on the same "
+             f"resamples, each with its interval and {how_p}{adjust}."]
+    found = []
+    for name, res in comp.models.items():
+        d = _digits(res.estimate, res.low, res.high)
+        found.append(f"{_fmt(res.estimate, d)} ({level} CI {_fmt(res.low, d)} to "
+                     f"{_fmt(res.high, d)}) for {name}")
+    parts.append("Kappa was " + "; ".join(found) + ".")
+    diffs = []
+    for pair in comp.pairs:
+        d = _digits(pair.difference, pair.low, pair.high)
+        diffs.append(f"{pair.a} - {pair.b}: {_fmt(pair.difference, d)} ({level} CI "
+                     f"{_fmt(pair.low, d)} to {_fmt(pair.high, d)}, {_p_prose(pair, comp)})")
+    parts.append("Differences: " + "; ".join(diffs) + ".")
+    parts.append(f"Computed with fastkappa {__version__}.")
+    text = " ".join(parts)
+    return text + _reference_list(cited) if references else text
+
+
+def _p_prose(pair: PairDifference, comp: Comparison) -> str:
+    """'p = 0.012'; a bound where a bootstrap p-value sits at its floor (about 2/B)."""
+    adjusted = comp.p_adjust is not None
+    p = pair.p_adjusted if adjusted else pair.p_value
+    name = "adjusted p" if adjusted else "p"
+    if not math.isfinite(p):
+        return f"{name} = nan"
+    if comp.method != "asymptotic" and pair.p_value <= 2.0 / comp.n_resamples:
+        # the resamples cannot show a smaller p-value: report the bound, not a value
+        return f"{name} <= {p:.2g}" if adjusted else f"p < {2.0 / comp.n_resamples:.2g}"
+    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.3f}"
 
 
 def _html_table(rows: list[list[str]]) -> str:

@@ -131,9 +131,59 @@ def test_methods_text_says_what_was_done_and_cites_it(study, method, weights, cl
 
 
 def test_methods_text_when_the_weights_were_not_recorded(study):
+    import dataclasses
+
     y, pred, _ = study
-    comp = fk.compare(y, {"a": pred, "b": np.roll(pred, 1)}, method="asymptotic")
-    text = comp.models["a"].methods_text()
+    res = dataclasses.replace(fk.kappa_ci(y, pred, method="asymptotic"), weights=None,
+                              n_rows=None)
+    text = res.methods_text()
     assert "Cohen's kappa (Cohen, 1960, 1968)" in text
     assert _citations(text) == _listed(text)
     assert " on " not in text.split(".")[0]  # the row count was not recorded either
+
+
+# --------------------------------------------------------------------------- Comparison
+
+
+@pytest.mark.parametrize("method", ["bca", "asymptotic"])
+@pytest.mark.parametrize("clustered", [False, True])
+@pytest.mark.parametrize("p_adjust", [None, "holm"])
+def test_comparison_methods_text(study, rng, method, clustered, p_adjust):
+    y, pred, patient = study
+    other = np.clip(y + rng.integers(-2, 3, len(y)), 0, 4)
+    comp = fk.compare(y, {"a": pred, "b": other}, weights="quadratic", method=method,
+                      seed=3, n_resamples=400, p_adjust=p_adjust,
+                      clusters=patient if clustered else None)
+    text = comp.methods_text(cluster_unit="patient", subject="eyes")
+    assert ("measured with quadratic-weighted Cohen's kappa (Cohen, 1968) for 2 models on "
+            "1,200 eyes.") in text
+    for name, res in comp.models.items():
+        assert f"{res.estimate:.2f} (95% CI {res.low:.2f} to {res.high:.2f}) for {name}" \
+            in text
+        assert (res.weights, res.n_rows) == ("quadratic", 1200)
+        assert res.n_clusters == (600 if clustered else None)
+    pair = comp.pairs[0]
+    assert f"a - b: {pair.difference:.2f} (95% CI {pair.low:.2f} to {pair.high:.2f}, " in text
+    if method == "asymptotic":
+        assert comp.seed is None and "paired influence values" in text
+    else:
+        assert comp.seed == 3
+        assert "400 paired bootstrap resamples (every model scored on the same resamples), "\
+               "random seed 3" in text
+        # a p-value at the floor of 400 resamples is a bound, never a value
+        assert pair.p_value <= 2 / 400
+        assert ("adjusted p <= " if p_adjust else "p < 0.005") in text
+    assert ("600 patients" in text) == clustered
+    assert ("(Holm, 1979)" in text) == (p_adjust == "holm")
+    assert _citations(text) == _listed(text)
+    assert f"Computed with fastkappa {fk.__version__}." in text
+
+
+def test_comparison_seed_reproduces_the_resamples(study, rng):
+    y, pred, _ = study
+    other = np.clip(y + rng.integers(-2, 3, len(y)), 0, 4)
+    comp = fk.compare(y, {"a": pred, "b": other}, n_resamples=300)
+    assert comp.seed is not None
+    again = fk.compare(y, {"a": pred, "b": other}, n_resamples=300, seed=comp.seed)
+    assert [(p.low, p.high, p.p_value) for p in again.pairs] == [
+        (p.low, p.high, p.p_value) for p in comp.pairs]
