@@ -925,7 +925,8 @@ class ThresholdOptimizer:
     def transform(self, scores: ArrayLike) -> np.ndarray:
         """Class labels (``classes_``) of ``scores`` under the fitted cut points."""
         self._check_fitted()
-        return apply_thresholds(scores, self.thresholds_)
+        # classes_ named explicitly: thresholds_ may have been replaced by a plain array
+        return apply_thresholds(scores, self.thresholds_, labels=self.classes_)
 
     predict = transform
 
