@@ -135,8 +135,31 @@ def test_ci_runs_both_quickstart_commands_as_written():
     assert len(commands) == 2
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert "set -euo pipefail" in ci
-    run = [line for line in ci if line.startswith("python ")]
+    run = [line.removeprefix("quickstart '").removesuffix("'") for line in ci
+           if line.startswith("quickstart '")]
     assert run == commands
+
+
+@pytest.mark.parametrize(("failing", "reached"), [
+    ("false && true", False),        # the left side of && fails: the job stops
+    ("true && false", False),
+    ("true && exit 5", False),       # pytest's "no tests collected" is a failure too
+    ("true && true", True),
+])
+def test_ci_stops_when_any_part_of_a_command_fails(tmp_path, failing, reached):
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash on this machine")
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    head = text.split("\nquickstart '", 1)[0].replace('cd "$(dirname "$0")/.."', "")
+    script = tmp_path / "run"
+    script.write_text(head + f"\nquickstart '{failing}'\necho reached\n")
+    out = subprocess.run([bash, str(script)], capture_output=True, text=True, timeout=60)
+    assert ("reached" in out.stdout) == reached
+    assert (out.returncode == 0) == reached
 
 
 def code_blocks_in(text: str, language: str) -> list[str]:
