@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import threading
 import warnings
@@ -1242,8 +1243,18 @@ def _cmd_apply_thresholds(args) -> Output:
     except ValueError as e:
         raise UsageError(f"--apply {args.apply!r}: {e}") from None
     src = open_source(args.file, sep=args.sep)
-    cols = _read_columns(args, src, [], score_cols=[args.score],
-                         extra_cols=[args.id] if args.id else [])
+    try:
+        cols = _read_columns(args, src, [], score_cols=[args.score],
+                             extra_cols=[args.id] if args.id else [])
+    except DataError as e:
+        # the id column is read like a label column: say what an id may hold
+        where = re.match(r"(row \d+): column (.+?) holds (.+?), which is not a class label",
+                         str(e))
+        if args.id is None or where is None or where.group(2) != repr(args.id):
+            raise
+        raise DataError(
+            f"{where.group(1)}: the --id column {args.id!r} holds {where.group(3)}; ids "
+            "must be whole numbers or strings (write them as text in the file).") from None
     predicted = fk.apply_thresholds(cols[args.score], th)
     ids = cols[args.id] if args.id else None
     name = "label" if args.id != "label" else "predicted_label"

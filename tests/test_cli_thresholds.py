@@ -168,3 +168,12 @@ def test_apply_json_without_thresholds_is_a_usage_error(path, capsys, tmp_path):
     bad.write_text('{"cuts": [1, 2]}')
     code, _, err = run(["thresholds", path, "--score", "score", "--apply", str(bad)], capsys)
     assert code == 2 and 'needs a "thresholds" list' in err
+
+
+def test_apply_id_column_that_holds_fractions_says_what_an_id_may_hold(tmp_path, capsys):
+    p = tmp_path / "ids.csv"
+    p.write_text("rid,score\n0,0.1\n0.5,2.2\n1,3.0\n")
+    code, out, err = run(["thresholds", str(p), "--score", "score", "--apply", "1.5",
+                          "--id", "rid"], capsys)
+    assert code == 1 and out == ""
+    assert "the --id column 'rid' holds '0.5'; ids must be whole numbers or strings" in err
