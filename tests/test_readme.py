@@ -6,7 +6,10 @@ How the blocks run (the documented setup):
   them into one Python session would; each file starts from an empty one.
 - The working directory is a fresh temporary folder holding ``grades/``: four
   Parquet files with the columns ``grade``, ``model_a``, ``patient`` and
-  ``site`` (the files the Dask example reads).
+  ``site`` (the files the Dask example reads); and ``grades.csv`` and
+  ``grades.parquet``, 2,000 rows with ``grade`` (0-4), ``model_a``,
+  ``model_b``, ``model_c``, ``regression_output``, ``patient`` and ``site``
+  (the file the command-line examples name).
 - Output: full-line comments directly below an expression statement are the
   output that statement shows, as in a REPL: for ``print(...)`` what it
   prints, otherwise the ``repr`` of its value.  A ``...`` line stands for any
@@ -99,6 +102,18 @@ def grades_folder(tmp_path, monkeypatch):
             "patient": part * n // 2 + np.arange(n) // 2,
             "site": rng.choice(["north", "south", "east"], n),
         }).to_parquet(tmp_path / "grades" / f"part-{part}.parquet")
+    n = 2000
+    grade = rng.integers(0, 5, n)
+    table = pd.DataFrame({
+        "grade": grade,
+        **{f"model_{m}": np.clip(grade + rng.integers(-s, s + 1, n), 0, 4)
+           for m, s in (("a", 1), ("b", 2), ("c", 1))},
+        "regression_output": grade + rng.normal(0, 0.8, n),
+        "patient": np.arange(n) // 2,
+        "site": rng.choice(["north", "south", "east"], n),
+    })
+    table.to_csv(tmp_path / "grades.csv", index=False)
+    table.to_parquet(tmp_path / "grades.parquet")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
