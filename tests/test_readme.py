@@ -16,7 +16,13 @@ How the blocks run (the documented setup):
   number of lines (doctest's ELLIPSIS).  Comments after other statements, and
   comments at the end of a line, are prose.
 
-The bash Quickstart is checked against ``.ci/run``, which CI runs.
+```bash blocks run too, line by line (``\\`` continues a line), with
+``fastkappa`` meaning this checkout's ``python -m fastkappa``, in the same
+folder, which also holds ``grades.csv.gz``, ``new.csv`` (``id``,
+``regression_output``), ``train.csv`` (``id``, ``grade``, ``score``,
+``patient``) and ``test.csv`` (``id``, ``score``).  Each command must exit
+with 0.  The exception is the bash Quickstart (``pip install``): it is checked
+against ``.ci/run``, which CI runs.
 """
 
 from __future__ import annotations
@@ -24,8 +30,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import doctest
+import gzip
 import io
+import os
 import re
+import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -114,6 +125,15 @@ def grades_folder(tmp_path, monkeypatch):
     })
     table.to_csv(tmp_path / "grades.csv", index=False)
     table.to_parquet(tmp_path / "grades.parquet")
+    (tmp_path / "grades.csv.gz").write_bytes(
+        gzip.compress((tmp_path / "grades.csv").read_bytes()))
+    ids = [f"row-{i}" for i in range(n)]
+    pd.DataFrame({"id": ids, "regression_output": table["regression_output"]}).to_csv(
+        tmp_path / "new.csv", index=False)
+    pd.DataFrame({"id": ids, "grade": grade, "score": table["regression_output"],
+                  "patient": table["patient"]}).to_csv(tmp_path / "train.csv", index=False)
+    pd.DataFrame({"id": ids, "score": table["regression_output"]}).to_csv(
+        tmp_path / "test.csv", index=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -179,3 +199,44 @@ def test_ci_stops_when_any_part_of_a_command_fails(tmp_path, failing, reached):
 
 def code_blocks_in(text: str, language: str) -> list[str]:
     return [m.group(2) for m in FENCE.finditer(text) if m.group(1) == language]
+
+
+def shell_commands(code: str) -> list[str]:
+    """The commands of a bash block: continuation lines joined, comment lines left out."""
+    commands, current = [], ""
+    for line in code.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.rstrip().endswith("\\"):
+            current += line.rstrip()[:-1] + " "
+            continue
+        commands.append(current + line)
+        current = ""
+    return commands
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_document_shell_blocks_run(path, grades_folder):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash on this machine")
+    blocks = [code for _, code in code_blocks(path, "bash") if "pip install" not in code]
+    if not blocks:
+        return
+    shim = grades_folder / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "fastkappa").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m fastkappa "$@"\n')
+    (shim / "fastkappa").chmod(0o755)
+    env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    for code in blocks:
+        for command in shell_commands(code):
+            out = subprocess.run([bash, "-euo", "pipefail", "-c", command], env=env,
+                                 cwd=grades_folder, capture_output=True, text=True,
+                                 timeout=900)
+            assert out.returncode == 0, f"{path.name}: {command}\n{out.stderr}"
+
+
+def test_shell_commands_join_continuations_and_skip_comments():
+    code = "# a comment\nfastkappa a \\\n    --b c   # trailing\n\nfastkappa d\n"
+    assert shell_commands(code) == ["fastkappa a      --b c   # trailing", "fastkappa d"]
