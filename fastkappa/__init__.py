@@ -32,6 +32,7 @@ from .results import KappaCI
 from .streaming import CohenKappa
 from .thresholds import (
     ThresholdOptimizer,
+    Thresholds,
     apply_thresholds,
     continuous_qwk,
     optimize_thresholds,
@@ -49,6 +50,7 @@ __all__ = [
     "KappaCI",
     "PairDifference",
     "ThresholdOptimizer",
+    "Thresholds",
     "UndefinedKappaWarning",
     "__version__",
     "agreement",

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._columns import CodesColumn
+from ._install import install_hint
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -80,7 +81,7 @@ def require_pyarrow():
     except ImportError:
         raise DataError(
             "reading files needs pyarrow (and tqdm for the progress bar); install them "
-            "with: pip install fastkappa[io]") from None
+            f"with: {install_hint('io')}") from None
     return pyarrow
 
 

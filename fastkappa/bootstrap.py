@@ -32,6 +32,7 @@ Internal building blocks reused by other modules (a paired ``compare``):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import warnings
@@ -43,6 +44,7 @@ from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
 from ._columns import materialize
+from ._shapes import flatten_labels
 from ._validation import (
     check_nan_policy,
     encode_pair,
@@ -50,7 +52,6 @@ from ._validation import (
     missing_id_rows,
     omit_missing_ids,
 )
-from ._shapes import flatten_labels
 from .exceptions import DegenerateIntervalWarning
 from .results import KappaCI
 
@@ -147,12 +148,18 @@ def seed_record(seq: np.random.SeedSequence):
     return seq.entropy
 
 
-def with_provenance(res: KappaCI, seq: np.random.SeedSequence | None, weights) -> KappaCI:
-    """``res`` recording the seed (when it drew resamples) and the weights."""
-    import dataclasses
-
+def with_provenance(res: KappaCI, seq: np.random.SeedSequence | None, weights,
+                    units: Units | None = None) -> KappaCI:
+    """``res`` with what reproduces it and what a methods section needs: the seed
+    (when it drew resamples), the weights (``"none"`` for unweighted), and, from
+    ``units``, the rows scored and the clusters resampled."""
     seed = seed_record(seq) if seq is not None and res.n_resamples else None
-    return dataclasses.replace(res, seed=seed, weights=weights)
+    weights = _weights.canonical(weights)
+    extra = {} if units is None else {
+        "n_rows": int(units.n_rows),
+        "n_clusters": int(units.n_units) if units.kind == "clusters" else None}
+    return dataclasses.replace(res, seed=seed, weights="none" if weights is None else weights,
+                               **extra)
 
 
 def block_seeds(seq: np.random.SeedSequence, n_resamples: int) -> np.ndarray:
@@ -786,9 +793,8 @@ def kappa_ci(
     if clusters is None and uniform:
         enc.counts()  # validates the data, and the classes are final afterwards
         units = units_from_counts(enc.counts())
-        return with_provenance(
-            _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2),
-            seq, weights)
+        res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+        return with_provenance(res, seq, weights, units)
     keep = enc.keep()
     t_idx, p_idx, row_w = enc.indices()
     k = enc.n_classes
@@ -805,9 +811,8 @@ def kappa_ci(
         units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
-    return with_provenance(
-        _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2),
-        seq, weights)
+    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+    return with_provenance(res, seq, weights, units)
 
 
 def kappa_ci_from_confusion(
@@ -863,5 +868,6 @@ def kappa_ci_from_confusion(
             "estimate).")
     counts = o.astype(np.int64)
     wmat = _weights.weight_matrix(counts.shape[0], weights)
-    return with_provenance(_ci_from_units(units_from_counts(counts), wmat, method, cl,
-                                          n_resamples, seq, stacklevel=2), seq, weights)
+    units = units_from_counts(counts)
+    res = _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+    return with_provenance(res, seq, weights, units)

@@ -3,16 +3,19 @@
 Subcommands::
 
     fastkappa demo [--figures DIR]       score the shipped retinopathy set, save figures
+    fastkappa warmup                     compile and cache every kernel ahead of use
     fastkappa score FILE --true C --pred C [--weights W] [--method M] [--by C] ...
     fastkappa compare FILE --true C --pred C1 C2 ... [--reference C1]
-    fastkappa thresholds FILE --true C --score C [--cv K]
+    fastkappa thresholds FILE --true C --score C [--cv K [--groups C]]
+    fastkappa thresholds FILE --score C --apply CUTS [--id C]
 
 ``score``, ``compare`` and ``thresholds`` take ``--plot PATH`` (``.png``,
 ``.svg`` or ``.pdf``) to save a figure as well; ``demo`` saves its figures in
 a folder (``fastkappa-demo-figures`` unless ``--figures DIR`` names another)
 and names it in its output. Figures need matplotlib (``pip install
-fastkappa[plot]``); they are drawn on a bare ``matplotlib.figure.Figure``, so
-no pyplot state or window is involved.
+"fastkappa[plot]"``, or ``pip install -e ".[plot]"`` from a clone); they are
+drawn on a bare ``matplotlib.figure.Figure``, so no pyplot state or window is
+involved.
 
 FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
 standard input either way) or Parquet. ``score`` streams the file in record
@@ -44,6 +47,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import threading
 import warnings
@@ -52,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
 from ._io import (
     DataError,
     LabelConverter,
@@ -82,7 +87,7 @@ DEMO_FIGURES = "fastkappa-demo-figures"
 FIGURE_DPI = 110
 #: above this many groups ``score --by --plot`` leaves the forest plot out
 MAX_PLOTTED_GROUPS = 60
-_PLOT_INSTALL = "pip install fastkappa[plot]"
+_PLOT_INSTALL = install_hint("plot")
 
 
 class UsageError(Exception):
@@ -234,6 +239,16 @@ def make_parser() -> argparse.ArgumentParser:
     figs.add_argument("--no-figures", action="store_true", help="save no figures")
     demo.set_defaults(func=_cmd_demo)
 
+    warm = sub.add_parser(
+        "warmup", parents=[common],
+        help="compile and cache every kernel now (for Docker images and CI caches)",
+        description="Run every entry point on small synthetic data so that numba compiles "
+                    "every kernel and stores it in fastkappa's cache folder "
+                    "($FASTKAPPA_CACHE_DIR, $NUMBA_CACHE_DIR, or the per-user cache folder); "
+                    "later processes load the kernels instead of compiling them. Prints "
+                    "what it compiled and how long each step took.")
+    warm.set_defaults(func=_cmd_warmup)
+
     score = sub.add_parser(
         "score", parents=[file_opts, classes, interval, common],
         help="kappa of two label columns, streamed in constant memory",
@@ -276,10 +291,17 @@ def make_parser() -> argparse.ArgumentParser:
                               "and each paired difference with its interval")
     compare.set_defaults(func=_cmd_compare)
 
+    # `thresholds --apply` cuts a score column with known cut points: no --true needed
+    thresholds_file = copy.deepcopy(file_opts)
+    for action in thresholds_file._actions:
+        if action.dest == "true":
+            action.required = False
+            action.help = "column of reference labels (required unless --apply)"
     thresholds = sub.add_parser(
-        "thresholds", parents=[file_opts, classes, common],
-        help="cut points that maximise QWK for a continuous score",
-        description="Exact optimal cut points turning a continuous score into classes.")
+        "thresholds", parents=[thresholds_file, classes, common],
+        help="cut points that maximise QWK for a continuous score, or apply known ones",
+        description="Exact optimal cut points turning a continuous score into classes; "
+                    "with --apply, the classes of each row under known cut points.")
     thresholds.add_argument("--score", required=True, metavar="COL",
                             help="column of continuous scores")
     thresholds.add_argument("--weights", choices=WEIGHTS, default="quadratic",
@@ -288,6 +310,18 @@ def make_parser() -> argparse.ArgumentParser:
                             help="also report the K-fold out-of-fold kappa")
     thresholds.add_argument("--seed", type=_seed, default=None, metavar="N",
                             help="random seed for the folds")
+    thresholds.add_argument("--groups", metavar="COL",
+                            help="with --cv: keep each group of this column (e.g. patient) "
+                                 "in one fold")
+    thresholds.add_argument("--apply", metavar="CUTS",
+                            help="cut the --score column with known cut points instead of "
+                                 "tuning them: comma-separated numbers such as 0.5,1.5,2.5, "
+                                 "or a JSON file written by `fastkappa thresholds --format "
+                                 "json`; writes one label per row as CSV (the classes come "
+                                 "from --labels, --n-classes, the JSON file, or are 0..K-1)")
+    thresholds.add_argument("--id", metavar="COL",
+                            help="with --apply: copy this column (e.g. a row id) beside each "
+                                 "label")
     thresholds.add_argument("--plot", metavar="PATH",
                             help="also save a figure (.png, .svg or .pdf): kappa as each cut "
                                  "point moves")
@@ -1504,28 +1538,159 @@ def _cmd_compare(args) -> Output:
 def _cmd_thresholds(args) -> Output:
     import fastkappa as fk
 
+    if args.apply is not None:
+        return _cmd_apply_thresholds(args)
+    if args.true is None:
+        raise UsageError("--true COL is required to tune cut points (only --apply CUTS "
+                         "works without it).")
+    if args.id is not None:
+        raise UsageError("--id goes with --apply (it labels the rows written out).")
+    if args.groups is not None and not args.cv:
+        raise UsageError("--groups keeps each group in one cross-validation fold; add "
+                         "--cv K.")
     plot = _check_plot_path(args.plot) if args.plot else None
     src = open_source(args.file, sep=args.sep)
-    cols = _read_columns(args, src, [args.true], score_cols=[args.score])
+    cols = _read_columns(args, src, [args.true], score_cols=[args.score],
+                         extra_cols=[args.groups] if args.groups else [])
     opt = fk.ThresholdOptimizer(weights=_weights(args), cv=args.cv, seed=args.seed,
                                 **_class_kw(args))
-    opt.fit(cols[args.true], cols[args.score])
+    opt.fit(cols[args.true], cols[args.score],
+            groups=cols[args.groups] if args.groups else None)
     th = np.asarray(opt.thresholds_, dtype=np.float64)
+    classes = opt.classes_.tolist()
     cv_qwk = getattr(opt, "cv_qwk_", None) if args.cv else None
+    kappa = float(opt.qwk_)
+    cv_kappa = None if cv_qwk is None else float(cv_qwk)
     n = len(cols[args.true])
     data = {"command": "thresholds", "file": src.name, "y_true": args.true,
             "score": args.score, "n_rows": n,
             "weights": None if args.weights == "none" else args.weights,
-            "thresholds": th, "kappa": float(opt.qwk_),
-            "cv": args.cv, "cv_kappa": None if cv_qwk is None else float(cv_qwk)}
-    rows = [{"cut": i + 1, "threshold": float(v)} for i, v in enumerate(th)]
+            "thresholds": th, "labels": classes, "kappa": kappa,
+            "cv": args.cv, "groups": args.groups, "cv_kappa": cv_kappa}
+    # one row per cut point; the kappas repeat on each row so the CSV keeps them
+    rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
+             "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
+            for i, v in enumerate(th)]
     lines = [f"{src.name}: {n:,} rows; cut points for {args.score!r} against {args.true!r}",
              "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
-             f"in-sample kappa = {_fmt(float(opt.qwk_))}"]
+             f"classes: {', '.join(str(c) for c in classes)}",
+             f"in-sample kappa = {_fmt(kappa)}"]
     if cv_qwk is not None:
-        lines.append(f"{args.cv}-fold out-of-fold kappa = {_fmt(float(cv_qwk))}")
+        lines.append(f"{args.cv}-fold out-of-fold kappa = {_fmt(cv_kappa)}"
+                     + (f" (groups of {args.groups!r} kept whole)" if args.groups else ""))
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _thresholds_figure(opt))
+
+
+def _read_cuts(text: str) -> tuple[list[float], list | None]:
+    """Cut points (and the classes, when a JSON file names them) from ``--apply CUTS``."""
+    if text.lower().endswith(".json") or os.path.isfile(text):
+        try:
+            with open(text, encoding="utf-8") as fh:
+                spec = json.load(fh)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--apply {text!r}: cannot read it as a JSON file ({e}).") from None
+        if isinstance(spec, list):
+            spec = {"thresholds": spec}
+        if not isinstance(spec, dict) or "thresholds" not in spec:
+            raise UsageError(
+                f"--apply {text!r}: the JSON file needs a \"thresholds\" list (as written by "
+                "`fastkappa thresholds --format json`) or is a list of numbers.")
+        cuts, labels = spec["thresholds"], spec.get("labels")
+    else:
+        cuts, labels = [c.strip() for c in text.split(",")], None
+    try:
+        values = [float(c) for c in cuts]
+    except (TypeError, ValueError):
+        raise UsageError(
+            f"--apply {text!r}: cut points must be numbers, comma-separated (0.5,1.5,2.5) or "
+            "in a JSON file.") from None
+    if not values:
+        raise UsageError(f"--apply {text!r}: no cut points.")
+    return values, labels
+
+
+def _cmd_apply_thresholds(args) -> Output:
+    import fastkappa as fk
+
+    for flag, value in (("--true", args.true), ("--cv", args.cv), ("--groups", args.groups),
+                        ("--plot", args.plot)):
+        if value is not None:
+            raise UsageError(
+                f"{flag} does not go with --apply, which only cuts --score into classes "
+                "(to score the labels against a reference, run `fastkappa score` on them).")
+    cuts, labels = _read_cuts(args.apply)
+    if args.labels is not None:
+        labels = args.labels
+    elif args.n_classes is not None:
+        labels = list(range(args.n_classes))
+    if labels is None:
+        labels = list(range(len(cuts) + 1))
+    if len(labels) != len(cuts) + 1:
+        raise UsageError(
+            f"--apply: {len(cuts)} cut points make {len(cuts) + 1} classes, but "
+            f"{len(labels)} class labels were given ({labels!r}); give one label per class.")
+    try:
+        th = fk.Thresholds(cuts, labels)
+    except ValueError as e:
+        raise UsageError(f"--apply {args.apply!r}: {e}") from None
+    src = open_source(args.file, sep=args.sep)
+    try:
+        cols = _read_columns(args, src, [], score_cols=[args.score],
+                             extra_cols=[args.id] if args.id else [])
+    except DataError as e:
+        # the id column is read like a label column: say what an id may hold
+        where = re.match(r"(row \d+): column (.+?) holds (.+?), which is not a class label",
+                         str(e))
+        if args.id is None or where is None or where.group(2) != repr(args.id):
+            raise
+        raise DataError(
+            f"{where.group(1)}: the --id column {args.id!r} holds {where.group(3)}; ids "
+            "must be whole numbers or strings (write them as text in the file).") from None
+    predicted = fk.apply_thresholds(cols[args.score], th)
+    ids = cols[args.id] if args.id else None
+    name = "label" if args.id != "label" else "predicted_label"
+    if ids is None:
+        rows = [{name: v} for v in predicted.tolist()]
+    else:
+        rows = [{args.id: i, name: v} for i, v in zip(ids.tolist(), predicted.tolist(),
+                                                       strict=True)]
+    data = {"command": "thresholds", "file": src.name, "score": args.score,
+            "n_rows": len(predicted), "thresholds": np.asarray(th), "labels": list(labels),
+            "id": args.id, "predictions": rows}
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _csv_value(v) for k, v in row.items()})
+    return Output(buf.getvalue(), data, rows)
+
+
+# --------------------------------------------------------------------------- warmup
+
+
+def _cmd_warmup(args) -> Output:
+    from ._warmup import warmup
+
+    def progress(step: str, seconds: float) -> None:
+        # on a terminal, show each step as it ends (a cold warm-up takes minutes)
+        if not args.quiet and sys.stderr.isatty():
+            print(f"  {seconds:7.2f} s  {step}", file=sys.stderr, flush=True)
+
+    report = warmup(progress=progress)
+    d = report.to_dict()
+    called = d["n_kernels"] - len(report.inner) - len(report.unused)
+    lines = [f"fastkappa warmup: kernels cached in {report.cache_dir}"]
+    lines += [f"  {sec:7.2f} s  {step}" for step, sec in report.steps]
+    lines.append(
+        f"{called} kernels called from Python, {len(report.inner)} inner kernels compiled "
+        f"within them: {d['n_signatures']} type signatures, {d['n_compiled']} compiled now, "
+        f"{d['n_loaded']} loaded from the cache")
+    if report.not_compiled:
+        lines.append("not reached: " + ", ".join(report.not_compiled))
+    lines.append(f"total {report.seconds:.1f} s")
+    rows = [{"step": step, "seconds": sec} for step, sec in report.steps]
+    return Output("\n".join(lines), d, rows)
 
 
 # --------------------------------------------------------------------------- demo
@@ -1627,7 +1792,7 @@ def _demo_folder(args) -> tuple[str | None, str | None]:
         if explicit:
             raise UsageError(f"--figures needs matplotlib, which is not installed; install "
                              f"it with: {_PLOT_INSTALL}")
-        return None, f"matplotlib is not installed ({_PLOT_INSTALL} adds it)"
+        return None, f"matplotlib is not installed; add it with: {_PLOT_INSTALL}"
     problem = None
     if os.path.exists(folder) and not os.path.isdir(folder):
         problem = f"{folder!r} is a file, not a folder"

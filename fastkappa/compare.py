@@ -12,8 +12,8 @@ from numpy.typing import ArrayLike
 
 from . import _asymptotic, _weights
 from ._columns import materialize
-from ._validation import check_nan_policy, encode_pair, omit_missing_ids
 from ._shapes import flatten_labels
+from ._validation import check_nan_policy, encode_pair, omit_missing_ids
 from .bootstrap import (
     _NORMAL,
     _clip,
@@ -26,6 +26,7 @@ from .bootstrap import (
     jackknife_kappas,
     model_variances,
     seed_record,
+    with_provenance,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
@@ -387,8 +388,10 @@ def compare(
              for (a, b, diff, low, high, p, se, d), pa in zip(raw, adjusted, strict=True)]
     weights = _weights.canonical(weights)
     spec = weights if (weights is None or isinstance(weights, str)) else "custom"
+    # what a methods section needs, on every model's result too (weights, seed, clusters)
+    models = {nm: with_provenance(res, seq, weights, units) for nm, res in models.items()}
+    first = next(iter(models.values()))
     return Comparison(models=models, pairs=pairs, reference=reference, method=method,
                       confidence_level=cl, n_resamples=0 if method == "asymptotic"
                       else n_resamples, p_adjust=p_adjust, weights=spec, n=len(t_idx),
-                      classes=encs[0].classes,
-                      seed=None if method == "asymptotic" else seed_record(seq))
+                      classes=encs[0].classes, seed=first.seed, n_clusters=first.n_clusters)

@@ -9,7 +9,7 @@ worker holds one partition at a time and the client receives K * K
 numbers per partition.
 
 Import it explicitly (``import fastkappa.dask``); it needs
-``pip install fastkappa[dask]``.
+``pip install "fastkappa[dask]"`` (``pip install -e ".[dask]"`` from a clone).
 
 Other map-reduce engines
 ------------------------
@@ -44,13 +44,15 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
+
 try:
     import dask
     import dask.array as da
 except ImportError as _err:  # pragma: no cover - exercised only without dask
     raise ImportError(
         "fastkappa.dask needs dask and distributed; install them with: "
-        "pip install fastkappa[dask]") from _err
+        f"{install_hint('dask')}") from _err
 
 from . import _weights
 from ._shapes import flatten_labels

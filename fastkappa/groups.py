@@ -341,7 +341,8 @@ def kappa_by_group(
     return KappaByGroup(
         groups=keys, kappa=kappa, n=n_g, overall=overall,
         confusion=np.ascontiguousarray(tables), classes=enc.classes,
-        weights=_weights.canonical(weights) if isinstance(weights, str) or weights is None else "custom",
+        weights=(_weights.canonical(weights) if isinstance(weights, str) or weights is None
+                 else "custom"),
         low=low, high=high, method=method,
         confidence_level=confidence_level if method else None,
         n_resamples=None if method in (None, "asymptotic") else n_resamples,

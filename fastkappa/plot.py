@@ -2,7 +2,8 @@
 
 Import it explicitly (``import fastkappa.plot`` or ``from fastkappa import
 plot``); ``import fastkappa`` does not load it. Every function imports
-matplotlib when it is called (``pip install fastkappa[plot]``), draws on the
+matplotlib when it is called (``pip install "fastkappa[plot]"``; from a clone
+``pip install -e ".[plot]"``), draws on the
 Axes passed as ``ax`` (or on a new figure), and returns that Axes.
 
 The figures are meant to survive a black-and-white printer: greyscale
@@ -31,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._install import install_hint
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
@@ -42,7 +45,7 @@ __all__ = [
     "threshold_curve",
 ]
 
-_INSTALL = "pip install fastkappa[plot]"
+_INSTALL = install_hint("plot")
 
 #: line styles of successive curves (told apart without colour)
 _LINESTYLES = ("-", "--", "-.", ":")

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
+
 __all__ = ["Comparison", "GroupKappa", "KappaByGroup", "KappaCI", "PairDifference"]
 
 _METHOD_LABELS = {
@@ -121,9 +123,14 @@ class KappaCI:
     seed : int, list of int, SeedSequence or None
         The seed that reproduces the bootstrap (pass it back as ``seed=``);
         ``seed=None`` drew one from the OS and it is recorded here.  None for
-        ``"asymptotic"``, which draws nothing.
+        ``"asymptotic"``, which draws nothing, or when not recorded.
     weights : None, str or ndarray
-        The kappa weights the estimate used.
+        The kappa weights the estimate used (``"none"``, ``"linear"``,
+        ``"quadratic"`` or the matrix); None when the producer did not record it.
+    n_rows : int or None
+        Rows scored (None when not recorded).
+    n_clusters : int or None
+        Clusters resampled with ``clusters=`` (None for independent rows).
     """
 
     estimate: float
@@ -140,6 +147,8 @@ class KappaCI:
     p_value: float = float("nan")
     seed: Any = field(default=None, compare=False)
     weights: Any = field(default=None, compare=False)
+    n_rows: int | None = field(default=None, compare=False)
+    n_clusters: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         label = _METHOD_LABELS.get(self.method, self.method)
@@ -148,16 +157,8 @@ class KappaCI:
                 f"{_fmt(self.low, d)} to {_fmt(self.high, d)}, {label})")
 
     def __repr__(self) -> str:
-        dist = self.distribution
-        n = 0 if dist is None else len(dist)
-        return (
-            f"KappaCI(estimate={self.estimate!r}, low={self.low!r}, high={self.high!r}, "
-            f"standard_error={self.standard_error!r}, method={self.method!r}, "
-            f"confidence_level={self.confidence_level!r}, n_resamples={self.n_resamples!r}, "
-            f"distribution=<{n} replicates>, n_undefined={self.n_undefined!r}, "
-            f"standard_error_null={self.standard_error_null!r}, z={self.z!r}, "
-            f"p_value={self.p_value!r})"
-        )
+        # the line a REPL shows: the fields are attributes (and ``to_dict()``)
+        return str(self)
 
     def _repr_html_(self) -> str:
         d = _digits(self.estimate, self.low, self.high, least=4, most=6)
@@ -217,6 +218,189 @@ class KappaCI:
         if distribution:
             out["distribution"] = [_json_float(v) for v in np.asarray(self.distribution)]
         return out
+
+    def to_dataframe(self, name: Any = None):
+        """One row of a results table as a pandas DataFrame (needs pandas).
+
+        Columns: ``estimate``, ``low``, ``high``, ``standard_error``,
+        ``method``, ``confidence_level``, ``n_resamples``, ``n_undefined``,
+        ``standard_error_null``, ``z``, ``p_value``, then what was recorded
+        of ``weights``, ``seed``, ``n_rows`` and ``n_clusters``.  Stack
+        several with ``pandas.concat`` for a paper's table.
+
+        Parameters
+        ----------
+        name : hashable, optional
+            The row's index label (e.g. the model's name); default 0.
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> res = fk.kappa_ci_from_confusion([[20, 5], [3, 22]], method="asymptotic")
+        >>> df = res.to_dataframe("model a")
+        >>> df.loc["model a", ["estimate", "low", "high"]].round(3).tolist()
+        [0.68, 0.477, 0.883]
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
+                              ) from None
+        row = self.to_dict()
+        for key in ("weights", "seed", "n_rows", "n_clusters"):
+            value = getattr(self, key)
+            if value is not None:
+                row[key] = list(value) if isinstance(value, tuple) else value
+        frame = pd.DataFrame([row], index=[0 if name is None else name])
+        return frame.astype({k: float for k in ("estimate", "low", "high", "standard_error",
+                                                 "standard_error_null", "z", "p_value")})
+
+    def methods_text(self, *, cluster_unit: str = "cluster", subject: str = "items",
+                     references: bool = True) -> str:
+        """A methods paragraph for a paper, with the references it rests on.
+
+        It names the coefficient and its weights, the interval method and
+        level, the number of resamples, the resampled unit (with
+        ``clusters=``), the seed, the result and the fastkappa version, and
+        lists the papers the method comes from.  Edit it to fit your paper;
+        every number in it comes from this result.
+
+        Parameters
+        ----------
+        cluster_unit : str, default "cluster"
+            What a cluster is, singular (e.g. ``"patient"``); used when the
+            interval resampled clusters.
+        subject : str, default "items"
+            What the rows are (e.g. ``"eyes"``, ``"essays"``).
+        references : bool, default True
+            Append the reference list.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> res = fk.kappa_ci([0, 1, 2, 2, 1, 0, 2, 1], [0, 1, 2, 1, 1, 0, 2, 2],
+        ...                   weights="quadratic", method="asymptotic")
+        >>> print(res.methods_text(references=False))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+        Agreement was measured with quadratic-weighted Cohen's kappa (Cohen, 1968)
+        on 8 items. The 95% confidence interval used the large-sample standard
+        error of Fleiss, Cohen and Everitt (1969). Kappa was 0.79 (95% CI 0.50 to
+        1.00). Computed with fastkappa ...
+        """
+        return _methods_text(self, cluster_unit=cluster_unit, subject=subject,
+                             references=references)
+
+
+_REFERENCES = {
+    "cohen1960": "Cohen, J. (1960). A coefficient of agreement for nominal scales. "
+                 "Educational and Psychological Measurement, 20(1), 37-46. "
+                 "https://doi.org/10.1177/001316446002000104",
+    "cohen1968": "Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for "
+                 "scaled disagreement or partial credit. Psychological Bulletin, 70(4), "
+                 "213-220. https://doi.org/10.1037/h0026256",
+    "fce1969": "Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard "
+               "errors of kappa and weighted kappa. Psychological Bulletin, 72(5), 323-327. "
+               "https://doi.org/10.1037/h0028106",
+    "efron1987": "Efron, B. (1987). Better bootstrap confidence intervals. Journal of the "
+                 "American Statistical Association, 82(397), 171-185. "
+                 "https://doi.org/10.1080/01621459.1987.10478410",
+    "efron1993": "Efron, B., & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. "
+                 "Chapman & Hall. https://doi.org/10.1201/9780429246593",
+    "field2007": "Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data. "
+                 "Journal of the Royal Statistical Society: Series B, 69(3), 369-390. "
+                 "https://doi.org/10.1111/j.1467-9868.2007.00593.x",
+    "holm1979": "Holm, S. (1979). A simple sequentially rejective multiple test procedure. "
+                "Scandinavian Journal of Statistics, 6(2), 65-70.",
+}
+
+_METHOD_PROSE = {
+    "bca": ("the bias-corrected and accelerated (BCa) bootstrap (Efron, 1987), with the "
+            "acceleration from the exact jackknife", "efron1987"),
+    "percentile": ("the percentile bootstrap (Efron & Tibshirani, 1993)", "efron1993"),
+    "basic": ("the basic bootstrap (Efron & Tibshirani, 1993)", "efron1993"),
+}
+
+
+def _plural(word: str, n: int) -> str:
+    return word if n == 1 or word.endswith("s") else word + "s"
+
+
+def _coefficient_prose(weights: str | None) -> tuple[str, list[str]]:
+    """How to name the coefficient, and what it cites."""
+    if weights in ("linear", "quadratic"):
+        return f"{weights}-weighted Cohen's kappa (Cohen, 1968)", ["cohen1968"]
+    if weights == "custom":
+        return ("weighted Cohen's kappa with a custom weight matrix (Cohen, 1968)",
+                ["cohen1968"])
+    if weights == "none":
+        return "Cohen's kappa (Cohen, 1960)", ["cohen1960"]
+    return "Cohen's kappa (Cohen, 1960, 1968)", ["cohen1960", "cohen1968"]  # not recorded
+
+
+def _interval_prose(method: str, level: str, n_resamples: int, seed, n_clusters,
+                    *, cluster_unit: str, subject: str, paired: bool) -> tuple[str, list[str]]:
+    """The sentence on how the intervals were computed, and what it cites."""
+    clustered = n_clusters is not None
+    clusters = (f"{n_clusters:,} {_plural(cluster_unit, n_clusters)}" if clustered else "")
+    intervals = ("The {level} confidence intervals" if paired
+                 else "The {level} confidence interval").format(level=level)
+    if method == "asymptotic":
+        se = ("a cluster-robust version of the large-sample standard error of Fleiss, Cohen "
+              f"and Everitt (1969), summing its influence values within each {cluster_unit} "
+              f"({clusters})" if clustered else
+              "the large-sample standard error of Fleiss, Cohen and Everitt (1969)")
+        if paired:
+            se += ", and for each difference the variance of the paired influence values"
+        return f"{intervals} used {se}.", ["fce1969"]
+    prose, ref = _METHOD_PROSE.get(method, (f"the {method} bootstrap", None))
+    cited = [ref] if ref else []
+    resampled = (f"resampling whole {_plural(cluster_unit, 2)} ({clusters}) to respect the "
+                 "correlation of ratings within them (Field & Welsh, 2007)"
+                 if clustered else f"resampling {subject} independently")
+    if clustered:
+        cited.append("field2007")
+    draws = (f"{n_resamples:,} paired bootstrap resamples (every model scored on the same "
+             "resamples)" if paired else f"{n_resamples:,} bootstrap resamples")
+    seed_text = "" if seed is None else f", random seed {_seed_text(seed)}"
+    return (f"{intervals} were computed with {prose}, from {draws}{seed_text}, {resampled}."
+            if paired else
+            f"{intervals} was computed with {prose}, from {draws}{seed_text}, {resampled}."
+            ), cited
+
+
+def _reference_list(cited: list[str]) -> str:
+    keys = sorted(dict.fromkeys(cited), key=_REFERENCES_ORDER.index)
+    return "\n\nReferences\n" + "\n".join(_REFERENCES[k] for k in keys)
+
+
+def _methods_text(res: KappaCI, *, cluster_unit: str, subject: str, references: bool) -> str:
+    from . import __version__
+
+    coefficient, cited = _coefficient_prose(res.weights)
+    on = "" if res.n_rows is None else f" on {res.n_rows:,} {subject}"
+    level = _level(res.confidence_level)
+    interval, refs = _interval_prose(res.method, level, res.n_resamples, res.seed,
+                                     res.n_clusters, cluster_unit=cluster_unit,
+                                     subject=subject, paired=False)
+    parts = [f"Agreement was measured with {coefficient}{on}.", interval]
+    if res.n_undefined and res.method != "asymptotic":
+        parts.append(f"{res.n_undefined:,} resamples with an undefined kappa were excluded.")
+    d = _digits(res.estimate, res.low, res.high)
+    parts.append(f"Kappa was {_fmt(res.estimate, d)} ({level} CI {_fmt(res.low, d)} to "
+                 f"{_fmt(res.high, d)}).")
+    parts.append(f"Computed with fastkappa {__version__}.")
+    text = " ".join(parts)
+    return text + _reference_list(cited + refs) if references else text
+
+
+_REFERENCES_ORDER = list(_REFERENCES)
+
+
+def _seed_text(seed) -> str:
+    return str(seed) if not isinstance(seed, (list, tuple)) else str(list(seed))
 
 
 # --------------------------------------------------------------------------- compare
@@ -283,6 +467,8 @@ class Comparison:
     classes : ndarray
     seed : int, list of int, SeedSequence or None
         The seed that reproduces the resamples (None for ``"asymptotic"``).
+    n_clusters : int or None
+        Clusters resampled with ``clusters=`` (None for independent rows).
     """
 
     models: dict[str, KappaCI]
@@ -296,6 +482,7 @@ class Comparison:
     n: int
     classes: np.ndarray = field(repr=False)
     seed: Any = None
+    n_clusters: int | None = None
 
     def pair(self, a: str, b: str) -> PairDifference:
         """The difference ``kappa[a] - kappa[b]`` (sign flipped if stored as (b, a))."""
@@ -319,12 +506,51 @@ class Comparison:
             "pairs": [p.to_dict() for p in self.pairs],
         }
 
+    def methods_text(self, *, cluster_unit: str = "cluster", subject: str = "items",
+                     references: bool = True) -> str:
+        """A methods paragraph for a paper on this comparison, with its references.
+
+        It names the coefficient and weights, the number of models and rows,
+        the interval method, the paired resamples, the resampled unit, the
+        seed, how the p-values of the differences were computed (and
+        adjusted), every model's kappa and every difference with its
+        interval and p-value, and the fastkappa version.
+
+        Parameters
+        ----------
+        cluster_unit : str, default "cluster"
+            What a cluster is, singular (e.g. ``"patient"``).
+        subject : str, default "items"
+            What the rows are (e.g. ``"eyes"``).
+        references : bool, default True
+            Append the reference list.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fastkappa as fk
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 3, 300)
+        >>> a = np.where(rng.random(300) < 0.8, y, rng.integers(0, 3, 300))
+        >>> b = np.where(rng.random(300) < 0.6, y, rng.integers(0, 3, 300))
+        >>> comp = fk.compare(y, {"a": a, "b": b}, method="asymptotic")
+        >>> print(comp.methods_text(references=False))  # doctest: +ELLIPSIS
+        Agreement with the reference labels was measured with Cohen's kappa (Cohen, 1960) \
+for 2 models on 300 items. ...
+        """
+        return _comparison_methods_text(self, cluster_unit=cluster_unit, subject=subject,
+                                        references=references)
+
     def to_dataframe(self, which: str = "pairs"):
         """The pairs (default) or the models as a pandas DataFrame (needs pandas)."""
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
                               ) from None
         if which == "pairs":
             return pd.DataFrame([{**p.to_dict(), "difference": p.difference, "low": p.low,
@@ -386,6 +612,62 @@ class Comparison:
         models, pairs = self._tables()
         return (f"<p>{html.escape(str(self).splitlines()[0])}</p>" + _html_table(models)
                 + _html_table(pairs))
+
+
+def _comparison_methods_text(comp: Comparison, *, cluster_unit: str, subject: str,
+                             references: bool) -> str:
+    from . import __version__
+
+    coefficient, cited = _coefficient_prose("none" if comp.weights is None else comp.weights)
+    level = _level(comp.confidence_level)
+    interval, refs = _interval_prose(comp.method, level, comp.n_resamples, comp.seed,
+                                     comp.n_clusters, cluster_unit=cluster_unit,
+                                     subject=subject, paired=True)
+    cited += refs
+    which = ("every pair of models" if comp.reference is None
+             else f"each model and {comp.reference}")
+    if comp.method == "asymptotic":
+        how_p = "two-sided normal p-values from the paired influence values"
+    else:
+        how_p = ("a p-value as the smallest level at which its interval excludes 0 "
+                 f"(at best about 2/{comp.n_resamples:,})")
+    adjust = ""
+    if comp.p_adjust == "holm":
+        adjust = (f", adjusted for the {len(comp.pairs)} comparisons with Holm's method "
+                  "(Holm, 1979)")
+        cited.append("holm1979")
+    parts = [f"Agreement with the reference labels was measured with {coefficient} for "
+             f"{len(comp.models)} models on {comp.n:,} {subject}.", interval,
+             f"The differences in kappa between {which} were estimated on the same "
+             f"resamples, each with its interval and {how_p}{adjust}."]
+    found = []
+    for name, res in comp.models.items():
+        d = _digits(res.estimate, res.low, res.high)
+        found.append(f"{_fmt(res.estimate, d)} ({level} CI {_fmt(res.low, d)} to "
+                     f"{_fmt(res.high, d)}) for {name}")
+    parts.append("Kappa was " + "; ".join(found) + ".")
+    diffs = []
+    for pair in comp.pairs:
+        d = _digits(pair.difference, pair.low, pair.high)
+        diffs.append(f"{pair.a} - {pair.b}: {_fmt(pair.difference, d)} ({level} CI "
+                     f"{_fmt(pair.low, d)} to {_fmt(pair.high, d)}, {_p_prose(pair, comp)})")
+    parts.append("Differences: " + "; ".join(diffs) + ".")
+    parts.append(f"Computed with fastkappa {__version__}.")
+    text = " ".join(parts)
+    return text + _reference_list(cited) if references else text
+
+
+def _p_prose(pair: PairDifference, comp: Comparison) -> str:
+    """'p = 0.012'; a bound where a bootstrap p-value sits at its floor (about 2/B)."""
+    adjusted = comp.p_adjust is not None
+    p = pair.p_adjusted if adjusted else pair.p_value
+    name = "adjusted p" if adjusted else "p"
+    if not math.isfinite(p):
+        return f"{name} = nan"
+    if comp.method != "asymptotic" and pair.p_value <= 2.0 / comp.n_resamples:
+        # the resamples cannot show a smaller p-value: report the bound, not a value
+        return f"{name} <= {p:.2g}" if adjusted else f"p < {2.0 / comp.n_resamples:.2g}"
+    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.3f}"
 
 
 def _html_table(rows: list[list[str]]) -> str:
@@ -533,7 +815,7 @@ class KappaByGroup:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("to_dataframe() needs pandas: pip install fastkappa[pandas]"
+            raise ImportError(f"to_dataframe() needs pandas: {install_hint('pandas')}"
                               ) from None
         data = {"group": self.groups, "n": self.n, "kappa": self.kappa}
         if self.low is not None:

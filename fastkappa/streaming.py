@@ -18,9 +18,9 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import materialize
+from ._shapes import flatten_labels
 from ._validation import MAX_CLASSES, _check_labels, encode_pair
 from .bootstrap import kappa_ci_from_confusion
-from ._shapes import flatten_labels
 
 __all__ = ["CohenKappa"]
 

@@ -50,6 +50,7 @@ from .exceptions import UndefinedKappaWarning
 
 __all__ = [
     "ThresholdOptimizer",
+    "Thresholds",
     "apply_thresholds",
     "continuous_qwk",
     "optimize_thresholds",
@@ -65,6 +66,92 @@ def _kernels():
     from ._kernels import thresholds
 
     return thresholds
+
+
+# --------------------------------------------------------------------------- cut points
+
+
+class Thresholds(np.ndarray):
+    """Cut points that remember the classes they were fitted on.
+
+    What :func:`optimize_thresholds` returns and what
+    ``ThresholdOptimizer.thresholds_`` holds: a 1-D float64 array of ``K - 1``
+    strictly increasing cut points (it works wherever an ndarray does) with
+    a ``labels`` attribute, the ``K`` classes in index order.
+    :func:`apply_thresholds` returns those labels by default, so grades
+    ``1..5`` come back as ``1..5`` and string grades as strings, not as
+    0-based indices.
+
+    Arithmetic, comparisons and indexing give plain ndarrays (``cuts + 1``
+    no longer separates the same classes, ``cuts[:2]`` has fewer cut points
+    than the labels need), and so does ``np.asarray(cuts)``: a plain array
+    gives class indices, as before.  Copies and pickles keep the labels.
+
+    Parameters
+    ----------
+    cuts : array_like of shape (K - 1,)
+        Finite, strictly increasing cut points.
+    labels : array_like of shape (K,)
+        The classes in scale order.
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> cuts = fk.Thresholds([1.5, 2.5], labels=[1, 2, 3])
+    >>> cuts
+    Thresholds([1.5, 2.5], labels=[1, 2, 3])
+    >>> fk.apply_thresholds([0.7, 2.0, 2.6], cuts)
+    array([1, 2, 3])
+    >>> fk.apply_thresholds([0.7, 2.0, 2.6], np.asarray(cuts))  # plain array: indices
+    array([0, 1, 2])
+    """
+
+    labels: np.ndarray
+
+    def __new__(cls, cuts: ArrayLike, labels: ArrayLike) -> Thresholds:
+        th = _thresholds_iv(cuts)
+        lab = _labels_array(labels)
+        if lab.shape != (len(th) + 1,):
+            raise ValueError(
+                f"`labels` must hold one class per interval: {len(th) + 1} labels for "
+                f"{len(th)} cut points; got {lab.shape[0]}.")
+        obj = th.view(cls)
+        obj.labels = lab
+        return obj
+
+    def __array_finalize__(self, obj) -> None:
+        # views and copies of the same cut points (copy(), astype) keep the labels
+        labels = getattr(obj, "labels", None)
+        if labels is not None and (self.ndim != 1 or len(labels) != self.shape[0] + 1):
+            labels = None
+        self.labels = labels
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # arithmetic and comparisons compute on, and return, plain arrays
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, Thresholds) else x
+                       for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, Thresholds) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __getitem__(self, key):
+        return self.view(np.ndarray)[key]
+
+    def __reduce__(self):
+        return (_rebuild_thresholds, (self.view(np.ndarray).copy(), self.labels))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.view(np.ndarray), separator=", ",
+                               prefix="Thresholds(")
+        labels = None if self.labels is None else self.labels.tolist()
+        return f"Thresholds({body}, labels={labels!r})"
+
+
+def _rebuild_thresholds(cuts: np.ndarray, labels) -> np.ndarray:
+    if labels is None:
+        return cuts
+    return Thresholds(cuts, labels)
 
 
 # --------------------------------------------------------------------------- validation
@@ -285,7 +372,7 @@ def optimize_thresholds(
     labels: ArrayLike | None = None,
     weights: str | ArrayLike | None = "quadratic",
     sample_weight: ArrayLike | None = None,
-) -> np.ndarray:
+) -> Thresholds:
     """Cut points that maximise kappa between ``y_true`` and thresholded scores.
 
     Exact: the result is the global optimum over all increasing cut points
@@ -316,9 +403,12 @@ def optimize_thresholds(
 
     Returns
     -------
-    numpy.ndarray of shape (K - 1,)
-        Strictly increasing float64 cut points; class index = number of cut
-        points ``<= score`` (:func:`apply_thresholds`).
+    Thresholds of shape (K - 1,)
+        Strictly increasing float64 cut points (an ndarray subclass); class
+        index = number of cut points ``<= score``.  Its ``labels`` attribute
+        holds the ``K`` classes in index order, so
+        ``apply_thresholds(scores, cuts)`` returns classes of ``y_true``
+        (grades ``1..5`` stay ``1..5``), not 0-based indices.
 
     Notes
     -----
@@ -343,14 +433,21 @@ def optimize_thresholds(
     >>> import fastkappa as fk
     >>> y = np.array([0, 0, 1, 1, 2, 2])
     >>> s = np.array([0.1, 0.4, 0.5, 1.2, 1.3, 2.0])
-    >>> fk.optimize_thresholds(y, s)
-    array([0.45, 1.25])
-    >>> fk.quadratic_weighted_kappa(y, fk.apply_thresholds(s, [0.45, 1.25]))
+    >>> cuts = fk.optimize_thresholds(y, s)
+    >>> cuts
+    Thresholds([0.45, 1.25], labels=[0, 1, 2])
+    >>> fk.quadratic_weighted_kappa(y, fk.apply_thresholds(s, cuts))
     1.0
+
+    Grades that do not start at 0 come back as themselves:
+
+    >>> cuts = fk.optimize_thresholds(y + 1, s)
+    >>> fk.apply_thresholds([0.3, 0.9, 1.6], cuts)
+    array([1, 2, 3])
     """
     prob = _problem_iv(y_true, scores, labels=labels, n_classes=n_classes, weights=weights,
                        sample_weight=sample_weight)
-    return _solve(_prepare(prob, need_perm=False), prob).thresholds
+    return Thresholds(_solve(_prepare(prob, need_perm=False), prob).thresholds, prob.classes)
 
 
 def apply_thresholds(
@@ -369,15 +466,18 @@ def apply_thresholds(
     scores : array_like of shape (n,)
         Finite continuous scores (NaN raises ``ValueError``).
     thresholds : array_like of shape (K - 1,)
-        Finite, strictly increasing cut points.
+        Finite, strictly increasing cut points.  The :class:`Thresholds`
+        that :func:`optimize_thresholds` returns carry their classes.
     labels : array_like of shape (K,), optional
         Class labels; when given, ``labels[index]`` is returned instead of
-        the index.
+        the index.  Default: the ``labels`` of a :class:`Thresholds`, and
+        class indices for a plain array of cut points.
 
     Returns
     -------
     numpy.ndarray of shape (n,)
-        Class indices (``intp``), or labels.
+        Labels (``labels[index]``), or class indices (``intp``) when the cut
+        points know no labels and none are given.
 
     Examples
     --------
@@ -390,6 +490,9 @@ def apply_thresholds(
     s = _numeric_iv(scores, "scores", "continuous scores")
     th = _thresholds_iv(thresholds)
     idx = np.searchsorted(th, s, side="right")
+    if labels is None:
+        labels = getattr(thresholds, "labels", None) if isinstance(
+            thresholds, Thresholds) else None
     if labels is None:
         return idx
     lab = _labels_array(labels)
@@ -516,11 +619,70 @@ def _stratified_folds(t: np.ndarray, n_classes: int, n_folds: int, seed) -> np.n
     return fold
 
 
-def _splitter_folds(cv, t: np.ndarray) -> tuple[np.ndarray, int]:
+def _grouped_folds(t: np.ndarray, group: np.ndarray, n_classes: int, n_folds: int,
+                   seed) -> np.ndarray:
+    """Fold of each row with every group whole in one fold, classes kept balanced.
+
+    Groups are placed largest first (ties in order of first appearance, or
+    shuffled with a seed); each goes to the fold where, after adding it,
+    the per-class shares of all rows placed so far stay most even: the fold
+    minimising ``sum_c ((count[f, c] + g_c) / total_c)^2``, ties to the fold
+    with fewer rows, then the lower index (as scikit-learn's
+    ``StratifiedGroupKFold`` does, without its randomness).
+    """
+    n_groups = int(group.max()) + 1
+    counts = np.zeros((n_groups, n_classes), dtype=np.int64)
+    np.add.at(counts, (group, t), 1)
+    sizes = counts.sum(axis=1)
+    order = np.arange(n_groups)
+    if seed is not None:
+        order = np.random.default_rng(seed).permutation(n_groups)
+    order = order[np.argsort(-sizes[order], kind="stable")]
+    totals = np.maximum(counts.sum(axis=0), 1).astype(np.float64)
+    placed = np.zeros((n_folds, n_classes), dtype=np.float64)
+    group_fold = np.empty(n_groups, dtype=np.int64)
+    for g in order:
+        cost = (((placed + counts[g]) / totals) ** 2).sum(axis=1)
+        f = int(np.lexsort((np.arange(n_folds), placed.sum(axis=1), cost))[0])
+        placed[f] += counts[g]
+        group_fold[g] = f
+    return group_fold[group]
+
+
+def _groups_iv(groups, n: int) -> np.ndarray:
+    """Group code (0..G-1, in order of first appearance) of each row."""
+    col = as_column(groups, "groups")
+    if isinstance(col, MatrixColumn):
+        raise ValueError(f"`groups` must be 1-D (one group per row); got shape "
+                         f"{col.values.shape}.")
+    if isinstance(col, CodesColumn):
+        codes = np.asarray(col.codes, dtype=np.int64)
+        if (codes < 0).any():
+            raise ValueError(f"`groups` holds missing values (NaN/None) in "
+                             f"{int((codes < 0).sum())} rows; every row needs a group.")
+        values = codes
+    else:
+        values = np.asarray(col.values)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise ValueError(f"`groups` holds NaN in {int(np.isnan(values).sum())} rows; "
+                             "every row needs a group.")
+    if len(values) != n:
+        raise ValueError(f"`groups` must have one value per row: {n} rows, got "
+                         f"{len(values)} groups.")
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.ravel()]
+
+
+def _splitter_folds(cv, t: np.ndarray, groups: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, int]:
     n = len(t)
     fold = np.full(n, -1, dtype=np.int64)
     n_folds = 0
-    for f, (_, test) in enumerate(cv.split(np.zeros((n, 1)), t)):
+    split = (cv.split(np.zeros((n, 1)), t) if groups is None
+             else cv.split(np.zeros((n, 1)), t, groups))
+    for f, (_, test) in enumerate(split):
         test = np.asarray(test)
         if np.any(fold[test] >= 0):
             raise ValueError(
@@ -534,7 +696,22 @@ def _splitter_folds(cv, t: np.ndarray) -> tuple[np.ndarray, int]:
             "the `cv` splitter leaves rows out of every test fold; out-of-fold "
             "predictions need test folds that cover every row exactly once "
             "(KFold-like splitters).")
+    if groups is not None:
+        per_group = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+        np.maximum.at(per_group, groups, fold)
+        low = np.full_like(per_group, n_folds)
+        np.minimum.at(low, groups, fold)
+        split_groups = int(np.count_nonzero(per_group != low))
+        if split_groups:
+            raise ValueError(
+                f"the `cv` splitter puts {split_groups} group(s) of `groups` in more than "
+                "one test fold; pass cv=k (fastkappa keeps groups whole) or a group-aware "
+                "splitter such as sklearn.model_selection.GroupKFold.")
     return fold, n_folds
+
+
+def _is_quadratic(weights) -> bool:
+    return isinstance(weights, str) and weights == "quadratic"
 
 
 def _kappa_of(t: np.ndarray, p: np.ndarray, w: np.ndarray, sw: np.ndarray | None) -> float:
@@ -578,8 +755,10 @@ class ThresholdOptimizer:
     ----------
     classes_ : ndarray of shape (K,)
         Class labels in index order.
-    thresholds_ : ndarray of shape (K - 1,)
-        Optimal cut points on all rows.
+    thresholds_ : Thresholds of shape (K - 1,)
+        Optimal cut points on all rows; they know ``classes_``, so
+        ``apply_thresholds(scores, opt.thresholds_)`` equals
+        ``opt.transform(scores)``.
     qwk_ : float
         Kappa (with the chosen ``weights``; QWK by default) of the fitted
         cut points on the rows they were fitted to (in-sample, optimistic).
@@ -591,6 +770,8 @@ class ThresholdOptimizer:
         Out-of-fold class labels, in input order (None without ``cv``).
     cv_folds_ : ndarray of shape (n,) or None
         Test fold of each row (None without ``cv``).
+    cv_groups_ : bool
+        Whether the folds kept the ``groups`` passed to ``fit`` whole.
     curve_ : dict of ndarrays
         Data for a kappa-versus-threshold plot, in long format (``pandas.
         DataFrame(curve_)`` works): ``"cut"`` (int, the cut point ``c``
@@ -648,10 +829,24 @@ class ThresholdOptimizer:
                     "seed": None}
         shown = [f"{k}={v!r}" for k, v in self.get_params().items()
                  if not (v is defaults[k] or (isinstance(v, str) and v == defaults[k]))]
-        return f"ThresholdOptimizer({', '.join(shown)})"
+        head = f"ThresholdOptimizer({', '.join(shown)})"
+        if not hasattr(self, "thresholds_"):
+            return head
+        # fitted: the cut points and the scores, as a reader of a notebook wants them
+        what = "QWK" if _is_quadratic(self.weights) else "kappa"
+        cuts = ", ".join(f"{v:.4g}" for v in np.asarray(self.thresholds_))
+        lines = [head,
+                 f"  thresholds_ = [{cuts}] between classes {self.classes_.tolist()!r}",
+                 f"  qwk_ = {self.qwk_:.4f} (in-sample {what})"]
+        if self.cv_qwk_ is not None:
+            folds = len(self.cv_thresholds_)
+            lines.append(f"  cv_qwk_ = {self.cv_qwk_:.4f} (out-of-fold {what}, {folds} folds"
+                         + (", groups kept whole" if self.cv_groups_ else "") + ")")
+        return "\n".join(lines)
 
     def fit(self, y_true: ArrayLike, scores: ArrayLike, *,
-            sample_weight: ArrayLike | None = None) -> ThresholdOptimizer:
+            sample_weight: ArrayLike | None = None,
+            groups: ArrayLike | None = None) -> ThresholdOptimizer:
         """Tune the cut points on ``(y_true, scores)``; returns ``self``.
 
         Parameters
@@ -662,16 +857,43 @@ class ThresholdOptimizer:
             Finite continuous predictions.
         sample_weight : array_like of shape (n,), optional
             Non-negative weight of each row.
+        groups : array_like of shape (n,), optional
+            Group of each row (patient, essay prompt, user...) for the
+            cross-validation: every group lies in one fold, so rows of one
+            patient never tune the cut points applied to another of its rows
+            (grouped cross-validation; needs ``cv``).  With ``cv=k`` whole
+            groups are spread over the folds keeping the classes balanced
+            (largest groups first); a splitter gets ``groups`` in its
+            ``split(X, y, groups)`` and must keep every group in one test fold.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fastkappa as fk
+        >>> rng = np.random.default_rng(0)
+        >>> patient = np.repeat(np.arange(500), 2)            # two eyes per patient
+        >>> y = np.repeat(rng.integers(0, 5, 500), 2)
+        >>> s = y + rng.normal(0, 0.7, 1000)
+        >>> opt = fk.ThresholdOptimizer(cv=5, seed=0).fit(y, s, groups=patient)
+        >>> bool(np.all(opt.cv_folds_[0::2] == opt.cv_folds_[1::2]))  # eyes stay together
+        True
         """
         cv = _check_cv(self.cv)
         prob = _problem_iv(y_true, scores, labels=self.labels, n_classes=self.n_classes,
                            weights=self.weights, sample_weight=sample_weight)
         k = prob.n_classes
         n = len(prob.t)
+        grp = None
+        if groups is not None:
+            if cv is None:
+                raise ValueError(
+                    "`groups` keeps each group in one cross-validation fold, so it needs "
+                    "`cv`: use ThresholdOptimizer(cv=5) (or another number of folds).")
+            grp = _groups_iv(groups, n)
         prep = _prepare(prob, need_perm=cv is not None)
         sol = _solve(prep, prob)
         self.classes_ = prob.classes
-        self.thresholds_ = sol.thresholds
+        self.thresholds_ = Thresholds(sol.thresholds, prob.classes)
         self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected, stacklevel=3)
         self.n_iter_ = sol.n_iter
         self.curve_ = _curve(prep, prob, sol)
@@ -679,9 +901,16 @@ class ThresholdOptimizer:
         self.cv_thresholds_ = None
         self.oof_predictions_ = None
         self.cv_folds_ = None
+        self.cv_groups_ = grp is not None
         if cv is not None:
             if not isinstance(cv, int):
-                fold, n_folds = _splitter_folds(cv, prob.t)
+                fold, n_folds = _splitter_folds(cv, prob.t, grp)
+            elif grp is not None:
+                n_groups = int(grp.max()) + 1
+                if cv > n_groups:
+                    raise ValueError(f"`cv`={cv} folds need at least {cv} groups; `groups` "
+                                     f"holds {n_groups}.")
+                fold, n_folds = _grouped_folds(prob.t, grp, k, cv, self.seed), cv
             else:
                 if cv > n:
                     raise ValueError(f"`cv`={cv} folds need at least {cv} rows; got {n}.")
@@ -709,10 +938,55 @@ class ThresholdOptimizer:
     def transform(self, scores: ArrayLike) -> np.ndarray:
         """Class labels (``classes_``) of ``scores`` under the fitted cut points."""
         self._check_fitted()
-        s = _numeric_iv(scores, "scores", "continuous scores")
-        return self.classes_[np.searchsorted(self.thresholds_, s, side="right")]
+        # classes_ named explicitly: thresholds_ may have been replaced by a plain array
+        return apply_thresholds(scores, self.thresholds_, labels=self.classes_)
 
     predict = transform
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+              ) -> float:
+        """Kappa of ``predict(X)`` against ``y`` (scikit-learn's ``score(X, y)``).
+
+        As scikit-learn expects of ``score``, the inputs come first and the
+        truth second: ``X`` holds the continuous scores (shape (n,) or
+        (n, 1)), ``y`` the true classes.  (``fit`` keeps fastkappa's
+        ``fit(y_true, scores)`` order.)  Higher is better; the weights are
+        the optimizer's (QWK by default), on the classes ``classes_``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n,) or (n, 1)
+            Continuous scores.
+        y : array_like of shape (n,)
+            True classes, among ``classes_``.
+        sample_weight : array_like of shape (n,), optional
+            Non-negative weight of each row.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import fastkappa as fk
+        >>> opt = fk.ThresholdOptimizer().fit([1, 1, 2, 2, 3, 3], [0.1, 0.2, 1.1, 1.3, 2.2, 2.4])
+        >>> opt.score([0.0, 1.2, 2.9, 0.5], [1, 2, 3, 2])
+        0.8
+        """
+        self._check_fitted()
+        from .metrics import cohen_kappa
+
+        pred = self.predict(X)
+        try:
+            return cohen_kappa(y, pred, weights=self.weights, labels=self.classes_,
+                               sample_weight=sample_weight)
+        except ValueError as e:
+            if "outside the declared classes" not in str(e):
+                raise
+            raise ValueError(
+                f"`y` holds classes this optimizer was not fitted on ({e}). Fit it with "
+                "every class declared: ThresholdOptimizer(labels=[...]) or "
+                "ThresholdOptimizer(n_classes=K).") from None
 
     def fit_transform(self, y_true: ArrayLike, scores: ArrayLike, *,
                       sample_weight: ArrayLike | None = None) -> np.ndarray:

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import fce_variances_exact
+from reference import kappa_from_table
 
 import fastkappa as fk
 from fastkappa import _asymptotic
@@ -240,10 +242,49 @@ def test_agreement_weights_rescale_and_single_class():
     np.testing.assert_array_equal(_asymptotic.agreement_weights(np.zeros((1, 1))), [[1.0]])
 
 
+#: statsmodels' float evaluation of the FCE standard errors: relative error at
+#: most STATSMODELS_ROUNDING * K^2 * eps * cancellation (see _se_tolerance)
+STATSMODELS_ROUNDING = 64
+#: fastkappa's own evaluation: the same form, a tighter constant
+FASTKAPPA_ROUNDING = 4
+
+
+def _se_tolerance(k: int, cancellation: float, constant: float) -> float:
+    """Relative error a float evaluation of an FCE standard error may carry.
+
+    Each variance is a difference ``S - T`` of two sums over the K^2 cells
+    (DESIGN.md).  In float64 each cell's term is rounded at a few ulps of
+    ``S``, so ``S - T`` carries about ``K^2 * eps * S`` of absolute error:
+    relative error ``K^2 * eps * cancellation`` with ``cancellation = S /
+    (S - T)``, which is huge on near-degenerate tables (one big diagonal
+    cell, a single off-diagonal pair: ``[[0, 1], [1, 853]]`` gives 3e8).  The
+    standard error's square root halves it.  Over 6,000 random near-degenerate
+    tables (K = 2..5, every weighting) the largest observed constants were
+    17 for statsmodels and 0.26 for fastkappa; the constants used leave room.
+    That is why statsmodels differs from the exact value by up to 1.7e-7
+    relative there: its rounding, not a different formula.
+    """
+    return constant * k * k * np.finfo(float).eps * cancellation
+
+
+def _check_se(got: float, exact_var, k: int, cancellation: float, constant: float):
+    exact = math.sqrt(exact_var)
+    if exact_var == 0:  # perfect disagreement: a float difference of equal terms
+        assert got <= 1e-7
+    else:
+        assert abs(got - exact) <= _se_tolerance(k, cancellation, constant) * exact + 1e-300
+
+
 @settings(deadline=None, max_examples=60)
 @given(k=st.integers(2, 5), data=st.data(),
        weights=st.sampled_from([None, "linear", "quadratic"]))
-def test_kappa_ci_asymptotic_equals_statsmodels_on_any_table(k, data, weights):
+def test_kappa_ci_asymptotic_equals_the_exact_fce_variance_and_statsmodels(k, data, weights):
+    """Oracle: the FCE variances in exact rational arithmetic (tests/naive.py).
+
+    statsmodels is checked too, at the tolerance its float rounding allows on
+    the drawn table (``_se_tolerance``), so a near-degenerate table never
+    fails on a rounding fluke and hypothesis has no failure to replay.
+    """
     sm = pytest.importorskip("statsmodels.stats.inter_rater")
     cells = data.draw(st.lists(st.integers(0, 1000), min_size=k * k, max_size=k * k))
     o = np.array(cells).reshape(k, k)
@@ -253,8 +294,37 @@ def test_kappa_ci_asymptotic_equals_statsmodels_on_any_table(k, data, weights):
         # a zero SE (perfect disagreement, e.g. [[0, 1], [1, 0]]) warns; checked elsewhere
         warnings.simplefilter("ignore", fk.DegenerateIntervalWarning)
         res = fk.kappa_ci_from_confusion(o, weights=weights, method="asymptotic")
+    var, var0, cancellation = fce_variances_exact(o, weights)
+    exact_kappa = float(kappa_from_table(o.tolist(), weights))
+    assert res.estimate == pytest.approx(exact_kappa, rel=1e-12, abs=1e-15)
+    _check_se(res.standard_error, var, k, cancellation, FASTKAPPA_ROUNDING)
+    _check_se(res.standard_error_null, var0, k, cancellation, FASTKAPPA_ROUNDING)
     ref = sm.cohens_kappa(o, **_sm_weights(weights))
-    assert res.estimate == pytest.approx(ref.kappa, rel=1e-9, abs=1e-12)
-    assert res.standard_error == pytest.approx(ref.std_kappa, rel=1e-7, abs=1e-12)
-    assert res.standard_error_null == pytest.approx(ref.std_kappa0, rel=1e-7, abs=1e-12)
+    assert ref.kappa == pytest.approx(exact_kappa, rel=1e-9, abs=1e-12)
+    _check_se(ref.std_kappa, var, k, cancellation, STATSMODELS_ROUNDING)
+    _check_se(ref.std_kappa0, var0, k, cancellation, STATSMODELS_ROUNDING)
     assert -1 <= res.low <= res.high <= 1
+
+
+@pytest.mark.parametrize(("table", "weights"), [
+    ([[0, 1], [1, 853]], "linear"),
+    ([[0, 1, 0], [1, 792, 0], [0, 0, 0]], "quadratic"),
+    ([[0, 1, 0], [1, 607, 0], [0, 230, 0]], "linear"),
+    ([[496, 1], [1, 0]], "quadratic"),
+])
+def test_near_degenerate_tables_statsmodels_rounding_is_what_the_tolerance_says(table, weights):
+    """The tables where statsmodels drifted (up to 1.7e-7 relative) from the exact SE."""
+    sm = pytest.importorskip("statsmodels.stats.inter_rater")
+    o = np.array(table)
+    k = len(table)
+    var, var0, cancellation = fce_variances_exact(o, weights)
+    assert cancellation > 1e7  # these tables are the hard case
+    res = fk.kappa_ci_from_confusion(o, weights=weights, method="asymptotic")
+    _check_se(res.standard_error, var, k, cancellation, FASTKAPPA_ROUNDING)
+    _check_se(res.standard_error_null, var0, k, cancellation, FASTKAPPA_ROUNDING)
+    ref = sm.cohens_kappa(o, wt=weights)
+    _check_se(ref.std_kappa, var, k, cancellation, STATSMODELS_ROUNDING)
+    _check_se(ref.std_kappa0, var0, k, cancellation, STATSMODELS_ROUNDING)
+    # and fastkappa is the closer of the two to the exact value
+    exact = math.sqrt(var)
+    assert abs(res.standard_error - exact) <= abs(ref.std_kappa - exact) + 1e-18

@@ -834,6 +834,7 @@ def test_main_plot_bad_path_exit_2_before_reading_data(tmp_path, capsys, plot, m
 
 
 def test_main_plot_without_matplotlib_exit_2(files, tmp_path, capsys, monkeypatch):
+    from fastkappa._install import install_hint
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     path = tmp_path / "kappa.png"
     for argv in (["score", files["csv"], "--true", "grade", "--pred", "model_a"],
@@ -841,7 +842,7 @@ def test_main_plot_without_matplotlib_exit_2(files, tmp_path, capsys, monkeypatc
                  ["thresholds", files["csv"], "--true", "grade", "--score", "score"]):
         code, out, err = run([*argv, "--plot", str(path)], capsys)
         assert code == 2 and out == ""
-        assert r"--plot needs matplotlib" in err and "pip install fastkappa[plot]" in err
+        assert r"--plot needs matplotlib" in err and install_hint("plot") in err
     assert not path.exists()
 
 
@@ -876,12 +877,14 @@ def test_main_demo_writes_figures_to_the_folder_it_names(tmp_path, capsys, monke
 
 def test_main_demo_without_matplotlib_still_runs(tmp_path, capsys, monkeypatch):
     from fastkappa import cli
+    from fastkappa._install import install_hint
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, out, err = run(["demo", "--n-resamples", "200"], capsys)
     assert code == 0, err
-    assert "no figures: matplotlib is not installed (pip install fastkappa[plot]" in out
+    assert ("no figures: matplotlib is not installed; add it with: "
+            + install_hint("plot")) in out
     assert "model_a" in out and not (tmp_path / cli.DEMO_FIGURES).exists()
     code, out, err = run(["demo", "--n-resamples", "200", "--format", "json"], capsys)
     res = json.loads(out)
@@ -890,7 +893,7 @@ def test_main_demo_without_matplotlib_still_runs(tmp_path, capsys, monkeypatch):
     assert "note: no figures: matplotlib is not installed" in err
     # an explicit folder is a request that cannot be met: a usage error
     code, out, err = run(["demo", "--figures", str(tmp_path / "f")], capsys)
-    assert code == 2 and out == "" and "pip install fastkappa[plot]" in err
+    assert code == 2 and out == "" and install_hint("plot") in err
 
 
 def test_main_demo_figures_folder_errors(tmp_path, capsys):

@@ -224,7 +224,8 @@ def test_dask_missing_names_the_extra():
             "except ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
-    assert "pip install fastkappa[dask]" in out.stdout
+    assert 'pip install "fastkappa[dask]"' in out.stdout
+    assert 'pip install -e ".[dask]"' in out.stdout
 
 
 def test_import_fastkappa_does_not_import_dask():

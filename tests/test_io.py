@@ -123,8 +123,12 @@ def test_open_source_errors(tmp_path):
 
 
 def test_open_source_without_pyarrow_names_the_extra(monkeypatch):
+    import re
+
+    from fastkappa._install import install_hint
+
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(DataError, match=r"pip install fastkappa\[io\]"):
+    with pytest.raises(DataError, match=re.escape(install_hint("io"))):
         open_source("whatever.csv")
 
 

@@ -104,12 +104,16 @@ def _calls(t, p):
 
 
 def test_plot_missing_matplotlib_names_the_extra(monkeypatch):
+    import re
+
+    from fastkappa._install import install_hint
+
     t, p = _data(n=200)
     calls = _calls(t, p)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     for call in calls:
-        with pytest.raises(ImportError, match=r"pip install fastkappa\[plot\]"):
+        with pytest.raises(ImportError, match=re.escape(install_hint("plot"))):
             call()
 
 

@@ -7,6 +7,8 @@ import threading
 
 import numba
 
+from . import _cache
+
 #: serialises parallel kernels while the threading layer may not be thread-safe
 _PARALLEL_LOCK = threading.Lock()
 #: True once the active layer is known to be thread-safe, False when it is not,
@@ -44,11 +46,15 @@ def run_parallel(kernel, *args):
         return out
 
 
+
 def jit(*, parallel: bool = False, fastmath: bool = False):
     """Return a lazy ``numba.njit`` decorator with fastkappa's fixed options.
 
-    ``cache=True`` so a compiled kernel is reused across processes,
-    ``error_model="numpy"`` so 0/0 gives nan instead of raising, and
+    Compiled kernels are cached on disk so a new process reuses them, in a
+    per-user cache folder (``FASTKAPPA_CACHE_DIR`` or ``NUMBA_CACHE_DIR``
+    move it; see ``fastkappa._kernels._cache``), never inside the installed
+    package, so that reinstalling or uninstalling fastkappa leaves nothing
+    behind.  ``error_model="numpy"`` so 0/0 gives nan instead of raising, and
     ``nogil=True`` so several Python threads can run kernels at once.
     Compilation happens at the first call with a new type signature.
 
@@ -58,18 +64,20 @@ def jit(*, parallel: bool = False, fastmath: bool = False):
     called from Python only, never from another kernel.  The compiled
     dispatcher is the wrapper's ``dispatcher`` attribute.
     """
+    # cache=False: numba's own cache=True would write beside the source
     decorate = numba.njit(
-        cache=True,
+        cache=False,
         error_model="numpy",
         nogil=True,
         parallel=parallel,
         fastmath=fastmath,
     )
-    if not parallel:
-        return decorate
 
-    def guarded(func):
+    def wrap(func):
         dispatcher = decorate(func)
+        _cache.enable(dispatcher)
+        if not parallel:
+            return dispatcher
 
         @functools.wraps(func)
         def call(*args):
@@ -78,4 +86,4 @@ def jit(*, parallel: bool = False, fastmath: bool = False):
         call.dispatcher = dispatcher
         return call
 
-    return guarded
+    return wrap

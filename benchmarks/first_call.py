@@ -1,0 +1,80 @@
+"""First-call latency of every entry point: cold cache (compiling) and warm (loading).
+
+Usage::
+
+    python benchmarks/first_call.py            # prints a markdown table
+
+Each entry point runs in a fresh process with its own empty kernel cache
+(``FASTKAPPA_CACHE_DIR`` in a temporary folder): the first run compiles the
+kernels it needs (cold), a second process with the same folder loads them
+(warm).  Reported: the call alone (after ``import fastkappa`` and the data),
+in wall-clock seconds, and the whole process's CPU time.  On a machine shared
+with other jobs the wall-clock times grow with the load; the CPU times do not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+SETUP = textwrap.dedent("""
+    import json, resource, time
+    import numpy as np
+    import fastkappa as fk
+    rng = np.random.default_rng(0)
+    n = 100_000
+    y = rng.integers(0, 5, n)
+    a = np.clip(y + rng.integers(-1, 2, n), 0, 4)
+    b = np.clip(y + rng.integers(-2, 3, n), 0, 4)
+    s = y + rng.normal(0, 0.8, n)
+    patient = np.arange(n) // 2
+    site = rng.integers(0, 10, n)
+    t0 = time.perf_counter()
+""")
+
+FINISH = textwrap.dedent("""
+    call = time.perf_counter() - t0
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"call": call, "cpu": ru.ru_utime + ru.ru_stime}))
+""")
+
+CALLS = {
+    "`cohen_kappa(y, a)`": "fk.cohen_kappa(y, a)",
+    "`cohen_kappa(..., weights='quadratic')`": "fk.cohen_kappa(y, a, weights='quadratic')",
+    "`confusion_matrix`": "fk.confusion_matrix(y, a)",
+    "`kappa_ci` (BCa, 10,000 resamples)": "fk.kappa_ci(y, a, weights='quadratic', seed=0)",
+    "`kappa_ci(..., clusters=)`": "fk.kappa_ci(y, a, clusters=patient, seed=0)",
+    "`kappa_ci(..., method='asymptotic')`": "fk.kappa_ci(y, a, method='asymptotic')",
+    "`compare` (2 models, BCa)": "fk.compare(y, {'a': a, 'b': b}, seed=0)",
+    "`kappa_by_group`": "fk.kappa_by_group(y, a, site)",
+    "`optimize_thresholds`": "fk.optimize_thresholds(y, s)",
+    "`CohenKappa.update` + `compute`": "fk.CohenKappa(n_classes=5).update(y, a).compute()",
+}
+
+
+def run(code: str, cache: str) -> dict:
+    env = dict(os.environ, FASTKAPPA_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", SETUP + code + "\n" + FINISH], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    rows = ["| entry point (n = 100,000) | cold: call (s) | cold: process CPU (s) "
+            "| warm: call (s) | warm: process CPU (s) |", "|---|---|---|---|---|"]
+    for name, code in CALLS.items():
+        with tempfile.TemporaryDirectory() as cache:
+            cold = run(code, cache)
+            warm = run(code, cache)
+        rows.append(f"| {name} | {cold['call']:.2f} | {cold['cpu']:.2f} | "
+                    f"{warm['call']:.3f} | {warm['cpu']:.2f} |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Where numba keeps the compiled kernels of fastkappa: a per-user cache folder.
+
+numba's own default (``cache=True`` without ``NUMBA_CACHE_DIR``) writes next
+to the source, in ``site-packages/fastkappa/_kernels/__pycache__``.  pip does
+not know those files, so uninstalling leaves the folder behind, and the empty
+``site-packages/fastkappa`` then shadows a later editable install
+(``import fastkappa`` fails outside the repository).  fastkappa's kernels
+therefore never cache inside the installed package.  The folder is, first
+found wins:
+
+1. ``FASTKAPPA_CACHE_DIR``, when set (fastkappa's kernels only);
+2. ``NUMBA_CACHE_DIR``, when set (numba's own override, for every package);
+3. the per-user cache folder: ``$XDG_CACHE_HOME/fastkappa`` or
+   ``~/.cache/fastkappa`` on Linux and other Unix systems,
+   ``~/Library/Caches/fastkappa`` on macOS, ``%LOCALAPPDATA%\\fastkappa\\Cache``
+   on Windows;
+4. ``<temporary folder>/fastkappa-<user>`` when the one above is not writable.
+
+When none is writable the kernels still run, compiled in each new process.
+Inside the folder numba keeps one sub-folder per source folder (its name plus
+a hash of its path), so two installs of fastkappa never share entries, and an
+entry is used only while its source file's content is unchanged.
+
+The locators hook into ``numba.core.caching`` (``FunctionCache`` with its own
+locator list), the same classes numba uses for ``cache=True``; a test checks
+that the files land here and are read back by a new process.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import ClassVar
+
+from numba.core import caching, config
+
+#: environment variable that moves fastkappa's kernel cache (numba's
+#: ``NUMBA_CACHE_DIR`` moves it too, for every package)
+ENV_VAR = "FASTKAPPA_CACHE_DIR"
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache folder of fastkappa on this platform (not created)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(
+            os.path.expanduser("~"), "AppData", "Local")
+        return Path(base) / "fastkappa" / "Cache"
+    if sys.platform == "darwin":
+        return Path(os.path.expanduser("~")) / "Library" / "Caches" / "fastkappa"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fastkappa"
+
+
+def _temp_cache_dir() -> Path:
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name (some containers): fall back on the uid
+        user = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"fastkappa-{user}"
+
+
+def cache_dir() -> Path:
+    """The folder fastkappa's kernels are cached in now (rules in the module docstring)."""
+    for root in _candidate_roots():
+        return root
+    raise AssertionError("unreachable: the temporary folder is always a candidate")
+
+
+def _candidate_roots():
+    own = os.environ.get(ENV_VAR, "")
+    if own:
+        yield Path(own)
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR", "") or config.CACHE_DIR
+    if numba_dir:
+        yield Path(numba_dir)
+    yield user_cache_dir()
+    yield _temp_cache_dir()
+
+
+class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """Cache a kernel under one of the candidate folders, never beside its source."""
+
+    #: which candidate folder this locator class uses (0: the first, ...)
+    _rank = 0
+
+    def __init__(self, py_func, py_file, root):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(str(root), self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        roots = list(_candidate_roots())
+        if cls._rank >= len(roots) or not os.path.exists(py_file):
+            return None
+        self = cls(py_func, py_file, roots[cls._rank])
+        try:
+            self.ensure_cache_path()
+        except OSError:  # not creatable or not writable: the next candidate
+            return None
+        return self
+
+
+def _rank_locator(rank: int) -> type:
+    return type(f"_UserFolderLocator{rank}", (_UserFolderLocator,), {"_rank": rank})
+
+
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    # one locator per candidate folder, in order; numba tries each in turn
+    _locator_classes: ClassVar[list] = [_rank_locator(r) for r in range(4)]
+
+
+class KernelCache(caching.FunctionCache):
+    """numba's per-function cache, with fastkappa's locators."""
+
+    _impl_class = _KernelCacheImpl
+
+
+def enable(dispatcher) -> None:
+    """Give a numba dispatcher fastkappa's on-disk cache (no-op without the JIT).
+
+    With ``NUMBA_DISABLE_JIT=1`` the decorator returns the plain function;
+    when no candidate folder is writable the kernel compiles in each process.
+    """
+    py_func = getattr(dispatcher, "py_func", None)
+    if py_func is None or not hasattr(dispatcher, "_cache"):
+        return
+    try:
+        dispatcher._cache = KernelCache(py_func)
+    except RuntimeError:  # numba found no usable locator: run uncached
+        return

@@ -1,0 +1,242 @@
+"""Compile every kernel ahead of use (``fastkappa warmup``).
+
+numba compiles a kernel at its first call with a new type signature and
+keeps the machine code in fastkappa's cache folder (see
+``fastkappa._kernels._cache``).  A warm-up runs every public entry point on
+small synthetic data, with the input types users pass (integer labels of
+every width, floats holding whole numbers, strings, probabilities, scores
+with cut points, sample weights, clusters, groups) and on enough rows to
+reach the parallel kernels too, so that later processes, a Docker image
+built with ``RUN fastkappa warmup`` or a CI job with the cache folder
+cached, load every kernel instead of compiling it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: integer and boolean label types the warm-up passes (as the file reader compacts them)
+LABEL_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "bool", "float64")
+
+
+@dataclass
+class WarmupReport:
+    """What ``warmup()`` did: each step's time and every kernel's state."""
+
+    steps: list[tuple[str, float]] = field(default_factory=list)
+    #: kernel name -> (signatures, loaded from the cache, compiled now)
+    kernels: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+    cache_dir: str = ""
+
+    #: kernels only other kernels call (compiled, or loaded, inside their callers)
+    inner: list[str] = field(default_factory=list)
+    #: kernels the package never calls (the tests' and benchmarks' oracles)
+    unused: list[str] = field(default_factory=list)
+
+    @property
+    def not_compiled(self) -> list[str]:
+        """Kernels the package calls that no step reached (none when all are covered)."""
+        return [k for k, (sigs, _, _) in self.kernels.items()
+                if sigs == 0 and k not in self.inner and k not in self.unused]
+
+    def to_dict(self) -> dict:
+        return {
+            "seconds": self.seconds,
+            "cache_dir": self.cache_dir,
+            "steps": [{"step": name, "seconds": sec} for name, sec in self.steps],
+            "kernels": {k: {"signatures": s, "loaded": h, "compiled": m}
+                        for k, (s, h, m) in self.kernels.items()},
+            "n_kernels": len(self.kernels),
+            "n_signatures": sum(s for s, _, _ in self.kernels.values()),
+            "n_loaded": sum(h for _, h, _ in self.kernels.values()),
+            "n_compiled": sum(m for _, _, m in self.kernels.values()),
+            "not_compiled": self.not_compiled,
+            "inner": self.inner,
+            "unused": self.unused,
+        }
+
+
+def _dispatchers() -> dict:
+    from numba.core.registry import CPUDispatcher
+
+    from ._kernels import counting, resampling, thresholds
+
+    out = {}
+    for mod in (counting, resampling, thresholds):
+        short = mod.__name__.rsplit(".", 1)[1]
+        for name in sorted(vars(mod)):
+            obj = getattr(mod, name)
+            if isinstance(obj, CPUDispatcher):
+                out[f"{short}.{name}"] = obj
+    return out
+
+
+def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
+    """(kernels only called by kernels, kernels the package's Python never names)."""
+    from pathlib import Path
+
+    called = set()
+    for disp in dispatchers.values():
+        called |= set(disp.py_func.__code__.co_names)
+    package = Path(__file__).resolve().parent
+    source = "\n".join(p.read_text(encoding="utf-8") for p in package.glob("*.py"))
+    inner, unused = [], []
+    for full in dispatchers:
+        name = full.split(".", 1)[1]
+        if name in called:
+            inner.append(full)
+        elif name not in source and name.removesuffix("_serial") not in source:
+            unused.append(full)
+    return inner, unused
+
+
+def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
+    import fastkappa as fk
+
+    from ._validation import PARALLEL_MIN_ROWS
+    from .bootstrap import SERIAL_MAX_DRAWS
+
+    rng = np.random.default_rng(0)
+    n_large = max(n_large, PARALLEL_MIN_ROWS)
+
+    def graded(n):
+        t = rng.integers(0, 5, n)
+        return t, np.clip(t + rng.integers(-1, 2, n), 0, 4)
+
+    small, large = graded(n_small), graded(n_large)
+
+    def labels():
+        for t, p in (small, large):
+            w = rng.random(len(t))
+            for dt in LABEL_DTYPES:
+                a, b = t.astype(dt), p.astype(dt)
+                for weights in (None, "linear", "quadratic"):
+                    fk.cohen_kappa(a, b, weights=weights)
+                    if dt != "bool":
+                        fk.cohen_kappa(a, b, weights=weights, n_classes=5)
+                fk.cohen_kappa(a, b, sample_weight=w)
+                fk.cohen_kappa(a, b, weights="quadratic", sample_weight=w)
+                fk.confusion_matrix(a, b)
+            fk.cohen_kappa(t + 1, p + 1, weights="quadratic", labels=[1, 2, 3, 4, 5])
+            fk.cohen_kappa(3 * t, 3 * p)  # values with gaps: a lookup table
+            fk.cohen_kappa(t, p, ignore_index=4)
+
+    def strings_and_scores():
+        t, p = small
+        names = np.array(["none", "mild", "moderate", "severe", "proliferative"])
+        fk.cohen_kappa(names[t], names[p])
+        fk.cohen_kappa(names[t], names[p], weights="quadratic", labels=list(names))
+        for dt in ("float64", "float32"):
+            probs = rng.random((len(t), 5)).astype(dt)
+            fk.cohen_kappa(t, probs, weights="quadratic")
+        fk.cohen_kappa(t, t + rng.normal(0, 0.5, len(t)), thresholds=[0.5, 1.5, 2.5, 3.5])
+
+    def groups():
+        for t, p in (small, large):
+            g = rng.integers(0, 8, len(t))
+            fk.kappa_by_group(t, p, g, weights="quadratic")
+            fk.kappa_by_group(t, p, g, sample_weight=rng.random(len(t)))
+
+    def intervals():
+        t, p = small
+        clusters = np.arange(len(t)) // 2
+        w = rng.random(len(t))
+        for method in ("bca", "percentile", "basic", "asymptotic"):
+            fk.kappa_ci(t, p, weights="quadratic", method=method, n_resamples=200, seed=0)
+            fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
+            fk.kappa_ci(t, p, method=method, sample_weight=w, n_resamples=200, seed=0)
+        fk.kappa_ci_from_confusion([[20, 5], [3, 22]], n_resamples=200, seed=0)
+        fk.kappa_ci(*large, n_resamples=200, seed=0)
+        # enough draws for the parallel multinomial kernel (the default B = 10,000 is)
+        fk.kappa_ci(t, p, n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
+
+    def comparisons():
+        t, p = small
+        q = np.clip(t + rng.integers(-2, 3, len(t)), 0, 4)
+        r = np.where(rng.random(len(t)) < 0.5, t, rng.integers(0, 5, len(t)))
+        models = {"a": p, "b": q, "c": r}
+        for method in ("bca", "asymptotic"):
+            fk.compare(t, models, weights="quadratic", method=method, n_resamples=200,
+                       seed=0)
+            fk.compare(t, models, method=method, clusters=np.arange(len(t)) // 2,
+                       n_resamples=200, seed=0)
+        fk.compare(t, models, sample_weight=rng.random(len(t)), n_resamples=200, seed=0)
+        # many distinct rows: the row-index resampling path
+        many = {f"m{i}": np.clip(t + rng.integers(-2, 3, len(t)), 0, 4) for i in range(8)}
+        fk.compare(t, many, n_resamples=200, seed=0)
+
+    def thresholds():
+        t, _ = small
+        s = t + rng.normal(0, 0.8, len(t))
+        fk.optimize_thresholds(t, s)
+        fk.optimize_thresholds(t, s, sample_weight=rng.random(len(t)))
+        fk.ThresholdOptimizer(cv=3, seed=0).fit(t, s)
+
+    def streaming():
+        t, p = small
+        acc = fk.CohenKappa(n_classes=5, weights="quadratic")
+        for lo in range(0, len(t), 500):
+            acc.update(t[lo:lo + 500], p[lo:lo + 500])
+        acc.compute()
+        acc.ci(n_resamples=200, seed=0)
+        learner = fk.CohenKappa()
+        learner.update(t, p)
+        learner.compute()
+
+    return [
+        ("cohen_kappa and confusion_matrix: every label type, serial and parallel", labels),
+        ("strings, probabilities, scores with cut points", strings_and_scores),
+        ("kappa_by_group", groups),
+        ("kappa_ci: bca, percentile, basic, asymptotic; clusters; sample weights", intervals),
+        ("compare", comparisons),
+        ("optimize_thresholds and ThresholdOptimizer", thresholds),
+        ("CohenKappa (streaming)", streaming),
+    ]
+
+
+def warmup(*, n_small: int = 2000, n_large: int = 0,
+           progress: Callable[[str, float], None] | None = None) -> WarmupReport:
+    """Run every entry point once so every kernel is compiled and cached.
+
+    Parameters
+    ----------
+    n_small : int
+        Rows of the small synthetic data set.
+    n_large : int
+        Rows of the large one (at least the parallel threshold, 2**18).
+    progress : callable, optional
+        Called as ``progress(step, seconds)`` after each step.
+
+    Returns
+    -------
+    WarmupReport
+    """
+    import warnings
+
+    from ._kernels import _cache
+
+    report = WarmupReport(cache_dir=str(_cache.cache_dir()))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        # the synthetic data is built to reach code paths, not to give clean numbers
+        warnings.simplefilter("ignore")
+        for name, step in _steps(n_small, n_large):
+            t0 = time.perf_counter()
+            step()
+            seconds = time.perf_counter() - t0
+            report.steps.append((name, seconds))
+            if progress is not None:
+                progress(name, seconds)
+    report.seconds = time.perf_counter() - start
+    dispatchers = _dispatchers()
+    report.inner, report.unused = _roles(dispatchers)
+    for name, disp in dispatchers.items():
+        stats = disp.stats
+        report.kernels[name] = (len(disp.signatures), len(stats.cache_hits),
+                                len(stats.cache_misses))
+    return report
