@@ -26,10 +26,10 @@ from .bootstrap import (
     jackknife_kappas,
     model_variances,
     seed_record,
-    with_provenance,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
+    with_provenance,
 )
 from .exceptions import UndefinedKappaWarning
 from .results import Comparison, KappaCI, PairDifference
