@@ -401,6 +401,12 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
     -------
     (gradient, hessian) : tuple of ndarray of shape (n,)
 
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
+
     Examples
     --------
     >>> from fastkappa.integrations import continuous_qwk_gradient

@@ -175,6 +175,15 @@ def cohen_kappa(
     or ``labels`` such as 1..5) skip the confusion matrix: five running sums
     of class indices give QWK exactly, in one pass at memory speed.
 
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+
     Examples
     --------
     >>> import fastkappa as fk
@@ -201,6 +210,16 @@ def quadratic_weighted_kappa(y_true: ArrayLike, y_pred: ArrayLike, **kwargs) -> 
     """Quadratic-weighted kappa (QWK): :func:`cohen_kappa` with ``weights='quadratic'``.
 
     Takes every keyword of :func:`cohen_kappa` but ``weights``.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+    .. [2] Fleiss, J. L., & Cohen, J. (1973). The equivalence of weighted kappa and
+       the intraclass correlation coefficient as measures of reliability.
+       Educational and Psychological Measurement, 33(3), 613-619.
+       https://doi.org/10.1177/001316447303300309
 
     Examples
     --------
@@ -229,6 +248,15 @@ def cohen_kappa_score(
     (scikit-learn silently drops those rows), weighted kappa on unordered
     strings raises, and the undefined case warns with
     :class:`UndefinedKappaWarning`.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
 
     Examples
     --------
@@ -275,6 +303,15 @@ def kappa_from_confusion(
 
     Products of counts are formed in float64, so tables with N beyond 2**32
     (far past where int64 products overflow) give the right kappa.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
 
     Examples
     --------
