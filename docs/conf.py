@@ -3,7 +3,7 @@
 Build (from the repository root)::
 
     python -m pip install -e ".[docs]"
-    python -m sphinx -W --keep-going -b html docs docs/_build/html
+    sphinx-build -W --keep-going -b html docs docs/_build/html
 
 The build needs no network: intersphinx is off and every page is local.
 ``tests/test_docs_build.py`` runs the same build with warnings as errors.
