@@ -48,6 +48,11 @@ autodoc_member_order = "bysource"
 numpydoc_show_class_members = False  # the class template lists members itself
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
+# docstring format errors that would render wrongly fail the build (-W):
+# unknown or misplaced sections, a parameter without a description (often a
+# paragraph numpydoc read as parameters), a Returns line that is not a type
+numpydoc_validation_checks = {"GL06", "GL07", "GL09", "GL10", "PR03", "PR05", "PR06", "PR07",
+                              "PR10", "RT02", "YD01"}
 
 # fastkappa.torch and fastkappa.dask import torch and dask when they load;
 # where those extras are not installed the pages are built from mocks

@@ -415,6 +415,7 @@ def agreement(
         on the raters (as irrCAC computes it). The bootstrap methods resample
         items (or clusters), all coefficients on the same resamples.
     confidence_level : float, default 0.95
+        Strictly between 0 and 1.
     n_resamples : int, default 10_000
         Bootstrap replicates (ignored by ``'asymptotic'``).
     seed : None, int, SeedSequence or Generator

@@ -162,7 +162,9 @@ def compare(
         paired influence functions ``IF_a - IF_b`` for differences, with
         normal-theory p-values.
     confidence_level : float, default 0.95
+        Strictly between 0 and 1.
     n_resamples : int, default 10_000
+        Paired bootstrap replicates (ignored by ``'asymptotic'``).
     seed : None, int, SeedSequence or Generator
         The same seed gives the same result whatever the number of threads.
     clusters : array_like of shape (n,), optional

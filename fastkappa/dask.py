@@ -241,9 +241,18 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
                      ignore_index=None, nan_policy: str = "raise", thresholds=None):
     """Confusion matrix of dask collections, summed over partitions.
 
-    Returns the same (K, K) array as :func:`fastkappa.confusion_matrix` on
-    the concatenated data (int64, float64 when weighted); the input keywords
-    mean what they mean there.
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned collections, as for :func:`accumulate`.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.confusion_matrix`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (K, K)
+        The same array as :func:`fastkappa.confusion_matrix` on the
+        concatenated data (int64, float64 when weighted).
 
     Examples
     --------
@@ -265,8 +274,21 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
 def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
                 sample_weight=None, ignore_index=None, nan_policy: str = "raise",
                 thresholds=None, replace_undefined_by: float = np.nan) -> float:
-    """Cohen's kappa of dask collections (see :func:`fastkappa.cohen_kappa`, whose
-    keywords these are).
+    """Cohen's kappa of dask collections, in one pass over the partitions.
+
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned collections, as for :func:`accumulate`.
+    weights, labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`.
+    replace_undefined_by : float, default nan
+        Returned when kappa is undefined.
+
+    Returns
+    -------
+    float
+        The value :func:`fastkappa.cohen_kappa` gives on the concatenated data.
 
     References
     ----------

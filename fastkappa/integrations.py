@@ -112,6 +112,7 @@ def qwk_score(
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights; QWK by default.
     sample_weight : array_like of shape (n,), optional
+        Non-negative weight of each row.
 
     Returns
     -------
@@ -399,7 +400,10 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
 
     Returns
     -------
-    (gradient, hessian) : tuple of ndarray of shape (n,)
+    gradient : ndarray of shape (n,)
+        Exact gradient of ``n * (1 - continuous_qwk)`` per prediction.
+    hessian : ndarray of shape (n,)
+        Positive curvature ``2 w_i / (W D)`` (see the module notes).
 
     References
     ----------
