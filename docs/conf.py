@@ -76,3 +76,45 @@ html_theme_options = {
     "description": "Fast, trustworthy Cohen's kappa and QWK",
     "fixed_sidebar": True,
 }
+
+
+# -- Command line reference ------------------------------------------------------
+def setup(app):
+    """Register ``.. fastkappa-cli-help::``: the help of ``fastkappa`` and each command."""
+    import argparse
+    import os
+
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+    from sphinx.util.nodes import nested_parse_with_titles
+
+    def block(title: str, text: str) -> list[str]:
+        return [title, "-" * len(title), "", ".. code-block:: text", "",
+                *("   " + line if line else "" for line in text.splitlines()), ""]
+
+    class CommandLineHelp(SphinxDirective):
+        def run(self):
+            from fastkappa.cli import make_parser
+
+            saved = os.environ.get("COLUMNS")
+            os.environ["COLUMNS"] = "88"    # argparse wraps help at the terminal width
+            try:
+                parser = make_parser()
+                commands = next(a for a in parser._actions
+                                if isinstance(a, argparse._SubParsersAction)).choices
+                lines = block("``fastkappa``", parser.format_help())
+                for name, command in commands.items():
+                    lines += block(f"``fastkappa {name}``", command.format_help())
+            finally:
+                if saved is None:
+                    del os.environ["COLUMNS"]
+                else:
+                    os.environ["COLUMNS"] = saved
+            node = nodes.section()
+            node.document = self.state.document
+            nested_parse_with_titles(self.state, StringList(lines, "fastkappa --help"), node)
+            return node.children
+
+    app.add_directive("fastkappa-cli-help", CommandLineHelp)
+    return {"parallel_read_safe": True}

@@ -78,9 +78,25 @@ def test_every_public_name_has_an_api_page(html):
 def test_guides_and_api_pages_are_linked_from_the_index(html):
     index = (html / "index.html").read_text(encoding="utf-8")
     for page in ("clinical", "kaggle", "big_files", "dask", "many_raters", "training",
-                 "coverage", "api/index"):
+                 "coverage", "api/index", "api/cli"):
         assert (html / f"{page}.html").is_file(), page
         assert f'href="{page}.html' in index, f"{page} is not in the index's toctree"
+
+
+def test_command_line_page_shows_every_command(html):
+    import argparse
+
+    from fastkappa.cli import make_parser
+
+    parser = make_parser()
+    commands = next(a for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices
+    page = (html / "api" / "cli.html").read_text(encoding="utf-8")
+    for name, command in commands.items():
+        assert f"usage: fastkappa {name} " in page, name
+        for action in command._actions:  # every option of every command
+            for flag in action.option_strings:
+                assert flag in page, (name, flag)
 
 
 def test_api_pages_render_numpydoc_sections(html):
