@@ -487,6 +487,12 @@ def lightgbm_qwk_objective() -> Callable:
     :func:`fastkappa.optimize_thresholds` fitted on held-out margins, and
     monitor with :func:`lightgbm_eval_metric` given those ``thresholds``.
 
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
+
     Examples
     --------
     >>> import numpy as np
@@ -517,6 +523,12 @@ def xgboost_qwk_objective() -> Callable:
     hessian)`` from :func:`continuous_qwk_gradient`; predictions are raw
     margins starting from ``base_score``: cut them with
     :func:`fastkappa.optimize_thresholds` fitted on held-out margins.
+
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
 
     Examples
     --------
