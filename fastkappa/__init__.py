@@ -14,6 +14,7 @@ from .agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from .agreement_categories import agreement_by_category
 from .agreement_stream import AgreementAccumulator
 from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .compare import Comparison, PairDifference, compare
@@ -51,6 +52,7 @@ __all__ = [
     "UndefinedKappaWarning",
     "__version__",
     "agreement",
+    "agreement_by_category",
     "apply_thresholds",
     "brennan_prediger",
     "cohen_kappa",

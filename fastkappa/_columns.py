@@ -359,7 +359,7 @@ def as_column(x, name: str) -> Column:
         raise ValueError(
             f"`{name}` is a {type(x).__name__}, which has no reliable order; pass a list "
             "(or an array) instead" + (", with the classes in scale order." if name == "labels"
-                                       else ", one label per row."))
+                                       else ", one value per row."))
     mod = _module_of(x)
     if mod == "pandas":
         return _from_pandas(x, name)

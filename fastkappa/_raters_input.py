@@ -225,11 +225,12 @@ def _slots(col, classes, kind, missing, name) -> np.ndarray:
     return out
 
 
-def _factorize(x, name: str) -> tuple[np.ndarray, list]:
+def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
     """Codes 0..m-1 of ids (sorted) and the ids; ValueError on missing ids.
 
     Integer ids in a compact range are numbered by counting (no hashing, no
-    sort of the rows).
+    sort of the rows).  ``as_array``: integer ids come back as an int64
+    array instead of a list.
     """
     if isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind in "iu" and len(x) and (
             x.dtype.itemsize < 8 or x.dtype.kind == "i"):
@@ -242,7 +243,7 @@ def _factorize(x, name: str) -> tuple[np.ndarray, list]:
             else:
                 remap = np.cumsum(present) - 1
                 codes = remap[x - lo]
-            return codes, (ids + lo).tolist()
+            return codes, (ids + lo) if as_array else (ids + lo).tolist()
     arr = x
     mod = type(x).__module__.split(".")[0]
     if mod in ("polars", "pyarrow"):
@@ -254,13 +255,18 @@ def _factorize(x, name: str) -> tuple[np.ndarray, list]:
         codes, uniques = pd.factorize(np.asarray(arr) if mod not in ("pandas",) else arr,
                                       sort=True, use_na_sentinel=True)
         codes = np.asarray(codes, dtype=np.int64)
-        uniques = list(np.asarray(uniques))
+        uniques = np.asarray(uniques)
+        if as_array and uniques.dtype.kind in "iu":
+            return codes, uniques.astype(np.int64)
+        uniques = list(uniques)
     except ImportError:  # pragma: no cover - pandas is installed in the test env
         a = np.asarray(arr)
         uniques_arr, codes = np.unique(a, return_inverse=True)
         codes, uniques = codes.astype(np.int64), list(uniques_arr)
     except TypeError:
-        raise ValueError(f"`{name}` ids must be numbers or strings of one kind.") from None
+        raise ValueError(
+            f"`{name}` ids must be numbers or strings (one id per row); got values that "
+            "cannot be compared or hashed.") from None
     n_missing = int(np.count_nonzero(codes < 0))
     if n_missing:
         raise ValueError(
@@ -296,9 +302,7 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
     fast = _numeric_fast_path(ratings, labels, n_classes, missing)
     if fast is not None:
         return fast
-    cols, raters = _wide_columns(ratings)
-    if any(isinstance(c, MatrixColumn) for c in cols):
-        raise ValueError("each column of `ratings` must hold one label per item.")
+    cols, raters = _wide_columns(ratings)  # 1-D columns: never a MatrixColumn
     if not cols:
         raise ValueError("`ratings` has no column; it needs one column per rater.")
     n = _length(cols[0])

@@ -53,12 +53,13 @@ def table_chunks(n: int, table_bytes: int, input_bytes: int) -> int:
     return int(max(1, min(n_chunks_for(n), budget // max(table_bytes, 1))))
 
 
-def sum_partials(parts: np.ndarray, s: int) -> np.ndarray:
-    """(s, s) sum of per-chunk partial tables ``parts`` (chunks, s*s), in chunk order
-    (so float sums never depend on the thread count); no copy for one chunk."""
+def sum_partials(parts: np.ndarray, *shape: int) -> np.ndarray:
+    """Sum of per-chunk partial tables ``parts`` (chunks, size) in chunk order (so
+    float sums never depend on the thread count), reshaped to ``shape``; no copy
+    for one chunk."""
     if len(parts) == 1:
-        return parts[0].reshape(s, s)
-    return parts.sum(axis=0).reshape(s, s)
+        return parts[0].reshape(shape)
+    return parts.sum(axis=0).reshape(shape)
 
 
 def core_table(table: np.ndarray, k: int) -> np.ndarray:
@@ -266,7 +267,7 @@ class EncodedPair:
             chunks = table_chunks(n, s * s * 8, input_bytes)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
                            p.off, p.lut, s, direct, n_chunks=chunks)
-            table = sum_partials(flat, s)
+            table = sum_partials(flat, s, s)
             wtable = None
         else:
             chunks = table_chunks(n, 2 * s * s * 8, input_bytes + self.sample_weight.nbytes)
@@ -274,13 +275,30 @@ class EncodedPair:
                                   p.values, p.off, p.lut, self.sample_weight, s, direct,
                                   n_chunks=chunks)
             # partial sums added in a fixed order: independent of the thread count
-            wtable = sum_partials(wflat, s)
-            table = sum_partials(flat, s)
+            wtable = sum_partials(wflat, s, s)
+            table = sum_partials(flat, s, s)
         del flat
         self._check_table(table, wtable)
 
     def _check_table(self, table: np.ndarray, wtable: np.ndarray | None) -> None:
         k = self.n_classes
+        self._validate_slots(table, k)
+        core = core_table(table, k)
+        if wtable is not None:
+            if not wtable[:k, :k].sum() > 0:
+                raise ValueError(
+                    "`sample_weight` is zero on every scored row; at least one row needs "
+                    "a positive weight.")
+            self._weighted = core_table(wtable, k)
+        if self.compressible:
+            self._compress(core)
+            core = self._counts_pending
+        self._counts = core
+
+    def _validate_slots(self, table: np.ndarray, k: int) -> None:
+        """Errors for missing, invalid or no rows, read from a slot table: classes
+        ``0..k-1``, then the invalid, ignored and missing slots (``k`` = 1 for the
+        4 x 4 tally of slot kinds the table-free path counts)."""
         inv, ign, mis = k, k + 1, k + 2
         t_name, p_name = self.names
         # a row is dropped when either side is ignored; then when either is missing.
@@ -309,17 +327,46 @@ class EncodedPair:
                 + (" after dropping ignored and missing rows" if table.any() else "")
                 + "; kappa needs at least one labelled pair."
             )
-        core = core_table(table, k)
-        if wtable is not None:
-            if not wtable[:k, :k].sum() > 0:
-                raise ValueError(
-                    "`sample_weight` is zero on every scored row; at least one row needs "
-                    "a positive weight.")
-            self._weighted = core_table(wtable, k)
-        if self.compressible:
-            self._compress(core)
-            core = self._counts_pending
-        self._counts = core
+
+    def table_free(self) -> bool:
+        """True when kappa is better computed without the (K, K) table: it is not
+        built yet, the classes are final, and the table would pass the memory the
+        counting kernels may use (half the input plus PARTIALS_SLACK)."""
+        s = self.n_classes + 3
+        budget = (self.t.values.nbytes + self.p.values.nbytes) // 2 + PARTIALS_SLACK
+        return self._counts is None and not self.compressible and s * s * 8 > budget
+
+    def kappa_terms_without_table(self) -> tuple[float, float]:
+        """``kappa_terms`` from K-length marginals and the weighted disagreement summed
+        row by row: memory O(K), not O(K^2), at any K (the rows are validated as
+        when counting a table)."""
+        k = self.n_classes
+        s = k + 3
+        t, p = self.t, self.p
+        spec = self.weights_spec
+        if _weights.is_named(spec):
+            wkind, wmat = {None: 0, "linear": 1, "quadratic": 2}[spec], np.zeros((1, 1))
+        else:
+            wkind, wmat = 3, np.ascontiguousarray(self.weights)
+        sw = self.sample_weight
+        weighted = sw is not None
+        direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
+        r, c, obs, cats = chunked(
+            "_accumulate_kappa_sums", self.n_input, t.values, t.off, t.lut, p.values, p.off,
+            p.lut, sw if weighted else np.zeros(0), weighted, wkind, wmat, s, direct)
+        self._validate_slots(cats.sum(axis=0).reshape(4, 4), 1)
+        r, c = r.sum(axis=0), c.sum(axis=0)
+        observed = float(obs.sum())
+        if weighted and not r.sum() > 0:
+            raise ValueError(
+                "`sample_weight` is zero on every scored row; at least one row needs "
+                "a positive weight.")
+        # an exact power-of-two rescale, as kappa_terms does: no overflow in r_i c_j
+        shift = -int(np.frexp(max(float(r.max()), float(c.max())))[1])
+        r, c = np.ldexp(r, shift), np.ldexp(c, shift)
+        observed = float(np.ldexp(observed, shift))
+        return float(r.sum()) * observed, _weights.expected_disagreement(
+            r, c, wmat if wkind == 3 else spec)
 
     def finish_classes(self) -> None:
         """After counting provisional classes: weights for the final classes.

@@ -150,8 +150,9 @@ def kappa_terms(confusion: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return observed, expected
 
 
-#: tables larger than this are reduced in row blocks of about this size
-_BLOCK_BYTES = 8 << 20
+#: tables larger than this are reduced in row blocks of about this size (each
+#: temporary of a block stays this small)
+_BLOCK_BYTES = 1 << 20
 
 
 def kappa_terms_named(confusion: np.ndarray, weights) -> tuple[float, float]:
@@ -179,6 +180,19 @@ def _weight_rows(w, k: int, lo: int, hi: int, named: bool) -> np.ndarray:
     return np.abs(rows, out=rows) if w == "linear" else np.multiply(rows, rows, out=rows)
 
 
+def expected_disagreement(r: np.ndarray, c: np.ndarray, weights) -> float:
+    """``r @ w @ c`` for marginals ``r``, ``c``; a named ``weights`` matrix is made a
+    block of rows at a time (never whole), a matrix is used as it is."""
+    named = is_named(weights)
+    k = len(r)
+    step = max(1, _BLOCK_BYTES // (8 * max(k, 1)))
+    total = 0.0
+    for lo in range(0, k, step):
+        hi = min(k, lo + step)
+        total += float(r[lo:hi] @ (_weight_rows(weights, k, lo, hi, named) @ c))
+    return total
+
+
 def _kappa_terms_blocked(confusion: np.ndarray, w, named: bool = False
                          ) -> tuple[float, float]:
     """:func:`kappa_terms` for large tables, converted and rescaled a block of rows
@@ -197,11 +211,7 @@ def _kappa_terms_blocked(confusion: np.ndarray, w, named: bool = False
         r[lo:hi] = block.sum(axis=1)
         c += block.sum(axis=0)
         weighted += float(np.sum(_weight_rows(w, k, lo, hi, named) * block))
-    expected = 0.0
-    for lo in range(0, k, step):
-        hi = min(k, lo + step)
-        expected += float(r[lo:hi] @ (_weight_rows(w, k, lo, hi, named) @ c))
-    return r.sum() * weighted, expected
+    return r.sum() * weighted, expected_disagreement(r, c, w)
 
 
 def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,

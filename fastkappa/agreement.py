@@ -133,6 +133,10 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
         ``p_a = (1/n') sum_i sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1))`` over
         the ``n'`` items with at least two ratings.
 
+    Notes
+    -----
+    Items with a single rating do not enter ``p_a`` (no pair to compare).
+
     Examples
     --------
     >>> import fastkappa as fk
@@ -160,6 +164,11 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
         ``pi_k`` the mean share of class k over the rated items. With two
         raters and no missing rating it equals Scott's pi. nan (with an
         :class:`~fastkappa.UndefinedKappaWarning`) when ``p_e = 1``.
+
+    Notes
+    -----
+    Items with a single rating count in the class shares ``pi_k`` but not in
+    ``p_a``; items with no rating are left out.
 
     References
     ----------
@@ -196,6 +205,11 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
         s_kl / R)``, ``p_gk`` the share of rater g's items in class k. With
         two raters and no missing rating it equals Cohen's kappa.
 
+    Notes
+    -----
+    Items with a single rating count in the raters' class shares ``p_gk``
+    but not in ``p_a``; items with no rating are left out.
+
     References
     ----------
     .. [1] Conger, A. J. (1980). Integration and generalization of kappas for
@@ -227,6 +241,12 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
         ``(p_a - p_e) / (1 - p_e)`` with ``p_e = T_a / (K (K - 1)) sum_k
         pi_k (1 - pi_k)``, ``T_a`` the sum of the agreement weights.
 
+    Notes
+    -----
+    Items with a single rating count in the class shares ``pi_k`` but not in
+    ``p_a``; items with no rating are left out. ``K`` is the number of
+    classes, so declare the scale (``labels=`` / ``n_classes=``).
+
     References
     ----------
     .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its
@@ -257,6 +277,11 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     -------
     float
 
+    Notes
+    -----
+    Items with a single rating do not enter ``p_a``; ``K`` is the number of
+    classes, so declare the scale (``labels=`` / ``n_classes=``).
+
     References
     ----------
     .. [1] Brennan, R. L., & Prediger, D. J. (1981). Coefficient kappa: some
@@ -277,8 +302,6 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
                        level: str | ArrayLike = "nominal", **keywords: Any) -> float:
     """Krippendorff's alpha from the coincidence matrix.
 
-    Only pairable values count: items with a single rating are ignored.
-
     Parameters
     ----------
     {keywords}
@@ -292,6 +315,11 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
     -------
     float
         ``1 - (n - 1) sum o_kl d_kl / sum_kl n_k n_l d_kl``.
+
+    Notes
+    -----
+    Only pairable values count: items with a single rating are left out
+    entirely, as Krippendorff defines alpha.
 
     References
     ----------
@@ -345,9 +373,10 @@ def _check_options(coefficients, population_size, table: RatingsTable):
 
 
 def _units(model: _r.Model, table: RatingsTable, clusters):
-    """Resampling units: (features (U', p), counts (U',), n_units) — types of items or clusters."""
+    """Resampling units: item types, or clusters of items grouped into types."""
     if clusters is None:
-        return model.features, model.type_counts, None
+        return _r.Units(model.features, model.type_counts, None)
+    from ._kernels import raters as kern
     from .bootstrap import encode_clusters
 
     scored = model.item_type >= 0
@@ -355,16 +384,16 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
         clusters = _item_clusters(clusters, table.row_item, table.n_input)
     elif table.row_item is not None and len(clusters) != table.n_input:
         raise ValueError(
-            f"`clusters` must have one id per row of the long-format data ({len(table.row_item)}) "
-            f"or one per item in sorted item-id order ({table.n_input}); got {len(clusters)}.")
+            "`clusters` must have one id per row of the long-format data "
+            f"({len(table.row_item)}) or one per item in sorted item-id order "
+            f"({table.n_input}); got {len(clusters)}.")
     codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
-    from ._kernels import raters as kern
-
     feats = kern._cluster_features(codes, model.item_type[scored], model.features,
                                    np.int64(n_clusters))
     uniq, cnt = np.unique(feats, axis=0, return_counts=True)
     order = np.argsort(-cnt, kind="stable")
-    return np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64), n_clusters
+    return _r.Units(np.ascontiguousarray(uniq[order]), cnt[order].astype(np.int64),
+                    n_clusters)
 
 
 def _item_clusters(clusters, row_item: np.ndarray, n_items: int) -> np.ndarray:
@@ -500,7 +529,8 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
     model = _r.build_model(table, names, weights, level)
     total = model.total
     est = {k: float(v[0]) for k, v in _r.values(model, total).items()}
-    feats, counts, n_clusters = _units(model, table, clusters)
+    units = _units(model, table, clusters)
+    feats, counts, n_clusters = units.features, units.counts, units.n_clusters
     ses = {}
     for name in names:
         if not math.isfinite(est[name]):
@@ -513,16 +543,7 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
         ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
     reps = jack = None
     if method != "asymptotic":
-        from ._kernels import raters as kern
-        from .bootstrap import SERIAL_MAX_DRAWS, block_seeds
-
-        n_units_draw = int(counts.sum())
-        serial = n_resamples * (len(counts) + feats.shape[1]) <= SERIAL_MAX_DRAWS
-        kernel = (kern._bootstrap_type_moments_serial if serial
-                  else kern._bootstrap_type_moments)
-        moments = kernel(counts, feats, np.int64(n_units_draw), n_resamples,
-                         block_seeds(seq, n_resamples))
-        reps = _r.values(model, moments)
+        reps = _r.values(model, _r.bootstrap_moments(model, units, n_resamples, seq))
         if method == "bca":
             jack = _r.values(model, total[None, :] - feats)
     rows = [_row(name, est[name], ses[name], method, cl, reps, jack, counts)

@@ -10,6 +10,7 @@ the same ratings given at once.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,80 @@ from ._raters_input import RatingsTable, _factorize, _finish, _slots, check_orde
 from ._validation import _check_labels
 
 __all__ = ["AgreementAccumulator"]
+
+
+def _dict_codes(values: list, table: dict) -> np.ndarray:
+    """Code of each value in ``table`` (insertion order), adding the new ones."""
+    out = np.empty(len(values), dtype=np.int64)
+    for j, v in enumerate(values):
+        code = table.get(v)
+        if code is None:
+            code = table[v] = len(table)
+        out[j] = code
+    return out
+
+
+class _IdIndex:
+    """Ids (items or raters) -> codes 0, 1, ... in order of first appearance.
+
+    Integer ids live in sorted NumPy arrays (a batch of ``m`` new ids costs
+    one ``searchsorted`` and one ``insert``, no Python loop); other ids in a
+    dict.  Integer ids fall back to the dict the first time another kind
+    arrives.
+    """
+
+    def __init__(self) -> None:
+        self._dict: dict | None = None
+        self._by_code = np.empty(0, dtype=np.int64)   # integer mode: id of each code
+        self._sorted = np.empty(0, dtype=np.int64)
+        self._sorted_code = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self._dict) if self._dict is not None else len(self._by_code)
+
+    def ids(self) -> list:
+        return list(self._dict) if self._dict is not None else self._by_code.tolist()
+
+    def _to_dict(self) -> None:
+        if self._dict is None:
+            self._dict = {v: c for c, v in enumerate(self._by_code.tolist())}
+
+    def codes(self, ids) -> np.ndarray:
+        """Codes of distinct ``ids`` (a list or 1-D array), adding the new ones."""
+        # a list keeps its Python values (np.asarray would turn [1, "x"] into strings)
+        arr = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=object)
+        if self._dict is None and arr.dtype.kind in "iu" and (
+                arr.dtype.kind == "i" or arr.dtype.itemsize < 8):
+            return self._int_codes(arr.astype(np.int64, copy=False))
+        self._to_dict()
+        return _dict_codes(arr.tolist(), self._dict)
+
+    def _int_codes(self, ids: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(self._sorted, ids)
+        found = pos < len(self._sorted)
+        found[found] = self._sorted[pos[found]] == ids[found]
+        out = np.empty(len(ids), dtype=np.int64)
+        out[found] = self._sorted_code[pos[found]]
+        new = np.flatnonzero(~found)
+        if len(new):
+            n = len(self._by_code)
+            out[new] = n + np.arange(len(new))
+            self._by_code = np.concatenate([self._by_code, ids[new]])
+            order = np.argsort(ids[new], kind="stable")
+            self._sorted = np.insert(self._sorted, pos[new][order], ids[new][order])
+            self._sorted_code = np.insert(self._sorted_code, pos[new][order],
+                                          out[new][order])
+        return out
+
+    def truncate(self, n: int) -> None:
+        """Forget the codes from ``n`` on (a failed update)."""
+        if self._dict is not None:
+            for key in list(self._dict)[n:]:
+                del self._dict[key]
+            return
+        keep = self._sorted_code < n
+        self._by_code = self._by_code[:n]
+        self._sorted, self._sorted_code = self._sorted[keep], self._sorted_code[keep]
 
 
 class AgreementAccumulator:
@@ -72,8 +147,8 @@ class AgreementAccumulator:
 
     def reset(self) -> AgreementAccumulator:
         """Forget every rating (the options stay)."""
-        self._items: dict = {}
-        self._raters: dict = {}
+        self._items = _IdIndex()
+        self._raters = _IdIndex()
         self._values: dict = {}   # label value -> provisional code (undeclared classes)
         self._codes = np.full((0, 0), -1, dtype=np.int32)
         self._n_ratings = 0
@@ -101,16 +176,6 @@ class AgreementAccumulator:
                       dtype=np.int32)
         new[:rows, :cols] = self._codes
         self._codes = new
-
-    @staticmethod
-    def _index(ids: list, table: dict) -> np.ndarray:
-        out = np.empty(len(ids), dtype=np.int64)
-        for j, v in enumerate(ids):
-            code = table.get(v)
-            if code is None:
-                code = table[v] = len(table)
-            out[j] = code
-        return out
 
     # ----------------------------------------------------------------- update
 
@@ -144,7 +209,7 @@ class AgreementAccumulator:
         else:
             keep = [True] * len(cats)
         lut = np.full(len(cats) + 1, -1, dtype=np.int32)
-        lut[1:] = np.where(keep, self._index(cats, self._values), -1)
+        lut[1:] = np.where(keep, _dict_codes(cats, self._values), -1)
         return lut[np.asarray(col.codes, dtype=np.int64) + 1]
 
     def update(self, item: ArrayLike, rater: ArrayLike, label: ArrayLike
@@ -154,8 +219,8 @@ class AgreementAccumulator:
         A rater who rates an item twice (in this chunk or across chunks) is a
         ``ValueError``; the accumulator is left unchanged then.
         """
-        item_codes, item_ids = _factorize(item, "item")
-        rater_codes, rater_ids = _factorize(rater, "rater")
+        item_codes, item_ids = _factorize(item, "item", as_array=True)
+        rater_codes, rater_ids = _factorize(rater, "rater", as_array=True)
         snapshot = self._snapshot()
         try:
             slots = self._label_codes(label)
@@ -163,8 +228,8 @@ class AgreementAccumulator:
                 raise ValueError(
                     f"`item`, `rater` and `label` must have the same length; got "
                     f"{len(item_codes)}, {len(rater_codes)} and {len(slots)}.")
-            gi = self._index(item_ids, self._items)[item_codes]
-            gr = self._index(rater_ids, self._raters)[rater_codes]
+            gi = self._items.codes(item_ids)[item_codes]
+            gr = self._raters.codes(rater_ids)[rater_codes]
             self._write(gi, gr, slots)
         except ValueError:
             self._restore(snapshot)
@@ -176,24 +241,24 @@ class AgreementAccumulator:
 
     def _restore(self, snapshot: tuple) -> None:
         """Forget ids and label values added since ``snapshot`` (a failed update)."""
-        for table, n in zip((self._items, self._raters, self._values), snapshot[:3],
-                            strict=True):
-            for key in list(table)[n:]:
-                del table[key]
+        self._items.truncate(snapshot[0])
+        self._raters.truncate(snapshot[1])
+        for key in list(self._values)[snapshot[2]:]:
+            del self._values[key]
         self._kind = snapshot[3]
 
     def _write(self, gi: np.ndarray, gr: np.ndarray, slots: np.ndarray) -> None:
+        from ._kernels import raters as kern
+
         self._grow(len(self._items), len(self._raters))
-        key = gi * max(len(self._raters), 1) + gr
-        order = np.sort(key)
-        dup_within = int(np.count_nonzero(order[1:] == order[:-1]))
-        dup_before = int(np.count_nonzero(self._codes[gi, gr] >= 0))
-        if dup_within or dup_before:
+        dup = kern._write_ratings(self._codes, gi.astype(np.int64, copy=False),
+                                  gr.astype(np.int64, copy=False),
+                                  slots.astype(np.int32, copy=False))
+        if dup:
             raise ValueError(
-                f"{dup_within + dup_before} (item, rater) pairs were rated more than once "
-                "(within this chunk or across chunks); each rater rates an item at most "
-                "once. Remove or aggregate the duplicate rows first.")
-        self._codes[gi, gr] = slots
+                f"{dup} (item, rater) pairs were rated more than once (within this batch "
+                "or across batches); each rater rates an item at most once. Remove or "
+                "aggregate the duplicate rows first.")
         self._n_ratings += int(np.count_nonzero(slots >= 0))
 
     def merge(self, other: AgreementAccumulator) -> AgreementAccumulator:
@@ -218,10 +283,10 @@ class AgreementAccumulator:
                                      "(strings and numbers); labels must be of one kind.")
                 if self._kind is None:
                     self._kind = other._kind
-                remap = self._index(list(other._values), self._values).astype(np.int32)
+                remap = _dict_codes(list(other._values), self._values).astype(np.int32)
                 vals = remap[vals] if len(vals) else vals
-            gi = self._index(list(other._items), self._items)[ii]
-            gr = self._index(list(other._raters), self._raters)[gg]
+            gi = self._items.codes(_id_array(other._items))[ii]
+            gr = self._raters.codes(_id_array(other._raters))[gg]
             self._write(gi, gr, vals.astype(np.int32))
         except ValueError:
             self._restore(snapshot)
@@ -229,16 +294,13 @@ class AgreementAccumulator:
         return self
 
     def __add__(self, other: AgreementAccumulator) -> AgreementAccumulator:
-        out = AgreementAccumulator.__new__(AgreementAccumulator)
-        out.__dict__.update({k: (v.copy() if isinstance(v, (dict, np.ndarray)) else v)
-                             for k, v in self.__dict__.items()})
-        return out.merge(other)
+        return copy.deepcopy(self).merge(other)
 
     # ----------------------------------------------------------------- compute
 
     def table(self, *, weighted: bool = False) -> RatingsTable:
         """The encoded ratings (classes fixed), as the one-shot functions build them."""
-        if not self._items:
+        if not len(self._items):
             raise ValueError("the accumulator is empty; call update() with ratings first.")
         codes = np.ascontiguousarray(self._codes[:self.n_items, :self.n_raters])
         if self._declared is not None:
@@ -256,7 +318,7 @@ class AgreementAccumulator:
             codes = rank[codes]  # code -1 reads rank[-1] = -1
             ordered = self._kind != "str"
         check_order(ordered, weighted)
-        return _finish(codes, classes, ordered, list(self._raters))
+        return _finish(codes, classes, ordered, self._raters.ids())
 
     def compute(self, *, coefficients: str | list[str] | None = None,
                 weights: str | ArrayLike | None = None, level: str | ArrayLike | None = None,
@@ -284,15 +346,21 @@ class AgreementAccumulator:
         if clusters is not None:
             if not isinstance(clusters, dict):
                 raise ValueError("`clusters` must be a dict mapping item id -> cluster id.")
-            absent = [i for i in self._items if i not in clusters]
+            item_ids = self._items.ids()
+            absent = [i for i in item_ids if i not in clusters]
             if absent:
                 raise ValueError(
                     f"`clusters` has no cluster for {len(absent)} items (e.g. {absent[0]!r}); "
                     "map every item id to a cluster id.")
-            cl_ids = np.asarray([clusters[i] for i in self._items], dtype=object)
+            cl_ids = np.asarray([clusters[i] for i in item_ids], dtype=object)
         return agreement_from_table(table, coefficients, weights, level, method, cl,
                                     n_resamples, seq, cl_ids, population_size)
 
     def __repr__(self) -> str:
         return (f"AgreementAccumulator(n_items={self.n_items}, n_raters={self.n_raters}, "
                 f"n_ratings={self.n_ratings})")
+
+
+def _id_array(index: _IdIndex):
+    """An index's ids in code order (an int64 array in integer mode)."""
+    return index._by_code if index._dict is None else index.ids()

@@ -127,9 +127,11 @@ def resolve_seed(seed) -> np.random.SeedSequence:
         return np.random.SeedSequence(int(seed))
     if isinstance(seed, (list, tuple)) and seed and all(_is_seed_int(v) for v in seed):
         return np.random.SeedSequence([int(v) for v in seed])
+    shown = repr(seed)
     raise ValueError(
         "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
-        f"numpy.random.Generator; got {seed!r}."[:300])
+        "numpy.random.Generator (or a list of non-negative ints, as results record "
+        f"them); got {shown if len(shown) <= 80 else shown[:77] + '...'}.")
 
 
 def _is_seed_int(v) -> bool:

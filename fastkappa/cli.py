@@ -3,7 +3,7 @@
 Subcommands::
 
     fastkappa demo [--figures DIR]       score the shipped retinopathy set, save figures
-    fastkappa score FILE --true C --pred C [--weights W] [--ci METHOD] [--by C] ...
+    fastkappa score FILE --true C --pred C [--weights W] [--method M] [--by C] ...
     fastkappa compare FILE --true C --pred C1 C2 ... [--reference C1]
     fastkappa thresholds FILE --true C --score C [--cv K]
 
@@ -17,11 +17,19 @@ no pyplot state or window is involved.
 FILE is CSV (plain or gzip, told apart by its first bytes, so ``-`` reads
 standard input either way) or Parquet. ``score`` streams the file in record
 batches through :class:`fastkappa.CohenKappa`, so its memory does not grow
-with the file; ``compare``, ``thresholds`` and ``score --clusters`` resample
-rows and hold the columns they need (a few bytes per row).
+with the file; ``--by`` and ``--clusters`` add one sparse table per group or
+cluster (:mod:`fastkappa._filecount`), never the rows. ``compare`` and
+``thresholds`` resample rows and hold the columns they need (a few bytes per
+row).
 
-Exit codes: 0 on success, 1 when the data cannot be scored (unreadable
-file, missing column, bad value), 2 when the command line is wrong.
+Options have the Python API's names and defaults (``--weights`` none,
+``--method``, ``--n-resamples`` 10,000); the same ``--seed`` gives the same
+numbers as the API, and a seed is drawn and reported when none is given.
+
+Exit codes: 0 on success; 1 when the data cannot be scored (unreadable,
+truncated or corrupt file, missing column, bad value) or the results cannot
+be written (closed pipe, full disk); 2 when the command line is wrong; 130
+when interrupted.  Every failure is one line on standard error.
 """
 
 from __future__ import annotations
@@ -201,7 +209,9 @@ def make_parser() -> argparse.ArgumentParser:
         prog="fastkappa",
         description="Cohen's kappa and quadratic-weighted kappa (QWK) with confidence "
                     "intervals, on files of any size.",
-        epilog="Exit codes: 0 success, 1 the data cannot be scored, 2 usage error.")
+        epilog="Exit codes: 0 success, 1 the data cannot be scored or the results cannot be "
+               "written, 2 usage error, 130 interrupted. Missing values in CSV: empty, NA, "
+               "N/A, NaN, nan, None, null, NULL, -, ? and the rest of pandas' na_values.")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"fastkappa {__version__}")
@@ -368,7 +378,7 @@ def _run(args, prog: str) -> int:
         _error_line(f"{prog}: error: out of memory; score a smaller file, or fewer groups "
                     "or classes.")
         return 1
-    except _read_errors() as e:  # a damaged input met outside the readers' own checks
+    except (*_read_errors(), csv.Error) as e:  # a damaged input the readers did not catch
         from ._io import _one_line
 
         name = "stdin" if getattr(args, "file", None) == "-" else getattr(args, "file", "")
@@ -1402,6 +1412,12 @@ def _p_text(p: float, bound: bool) -> str:
     return f"p < {p:.4g}" if bound else f"p = {p:.4g}"
 
 
+def _shown(name: str) -> str:
+    """A column name as printed: quoted when spaces at its ends (or nothing) would
+    hide it, so two columns never print alike."""
+    return repr(name) if name != name.strip() or not name else name
+
+
 def _pairs_text(comp, method: str) -> list[str]:
     lines = []
     for pr in comp.pairs:
@@ -1409,7 +1425,7 @@ def _pairs_text(comp, method: str) -> list[str]:
         p_adj = pr.p_adjusted
         adj = ("" if p_adj is None or p_adj == pr.p_value
                else f", adjusted {_p_text(p_adj, bound)}")
-        lines.append(f"  {pr.a} - {pr.b}: {pr.difference:+.4f} "
+        lines.append(f"  {_shown(pr.a)} - {_shown(pr.b)}: {pr.difference:+.4f} "
                      f"({_fmt(pr.low)} to {_fmt(pr.high)}), {_p_text(pr.p_value, bound)}{adj}")
     return lines
 
@@ -1474,9 +1490,9 @@ def _cmd_compare(args) -> Output:
              f"{args.true!r}, {_METHOD_NAMES[method]} intervals"
              + (f" ({note})" if note else "")
              + (f", clusters {args.clusters!r}" if args.clusters else "")]
-    width = max(len(m) for m in comp.models)
+    width = max(len(_shown(m)) for m in comp.models)
     for name, res in comp.models.items():
-        lines.append(f"  {name.ljust(width)}  {_ci_text(res)}")
+        lines.append(f"  {_shown(name).ljust(width)}  {_ci_text(res)}")
     lines += ["paired differences:", *_pairs_text(comp, method)]
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _comparison_figure(comp))
@@ -1545,26 +1561,27 @@ def _cmd_demo(args) -> Output:
         "data": {"rows": len(y), "patients": len(np.unique(patient)),
                  "grades": list(GRADE_NAMES), "prevalence": np.bincount(y, minlength=k) / len(y)},
         "models": {m: _ci_dict(r) for m, r in results.items()},
-        "comparison": None if comp is None else [_pair_dict(pr, "bca") for pr in comp.pairs],
+        "comparison": [_pair_dict(pr, "bca") for pr in comp.pairs],
         "best_model": best,
         "confusion": cm,
         "published_table": {"citation": table["citation"], "table": table["table"],
                             "kappa_published": table["kappa"], **_ci_dict(pub)},
     }
+    qwk = {"weights": "quadratic", "method": "bca"}
     rows = [{"kind": "model", "name": m, "estimate": r.estimate, "low": r.low, "high": r.high,
-             "p_value": ""} for m, r in results.items()]
-    if comp is not None:
-        rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
-                  "low": pr.low, "high": pr.high,
-                  "p_value": getattr(pr, "p_adjusted", None) or pr.p_value}
-                 for pr in comp.pairs]
+             "p_value": "", "p_value_is_bound": "", **qwk} for m, r in results.items()]
+    rows += [{"kind": "difference", "name": f"{pr.a} - {pr.b}", "estimate": pr.difference,
+              "low": pr.low, "high": pr.high, "p_value": pr.p_adjusted,
+              "p_value_is_bound": _p_at_floor(pr, "bca"), **qwk}
+             for pr in comp.pairs]
     figures = _demo_figures(folder, y, d["score_a"], results, comp, cm, best,
                             k) if folder is not None else []
     data["figures"] = figures
     data["figures_folder"] = folder
     data["no_figures"] = no_figures
     rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
-                 "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": ""})
+                 "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": "",
+                 "p_value_is_bound": "", "weights": None, "method": "asymptotic"})
     prev = ", ".join(f"{g} {100 * v:.1f}%" for g, v in zip(
         GRADE_NAMES, np.bincount(y, minlength=k) / len(y), strict=True))
     lines = [
@@ -1577,9 +1594,8 @@ def _cmd_demo(args) -> Output:
     width = max(len(m) for m in results)
     for m, r in results.items():
         lines.append(f"  {m.ljust(width)}  {_ci_text(r)}")
-    if comp is not None:
-        lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
-                      "Holm-adjusted p):", *_pairs_text(comp, "bca")]
+    lines += ["", "paired differences in QWK (same eyes, patients resampled jointly; "
+                  "Holm-adjusted p):", *_pairs_text(comp, "bca")]
     lines += ["", f"confusion matrix of the best model, {best} "
                   f"(rows: reference grade, columns: {best}):",
               _matrix_text(cm, range(k), [f"{i} {g}" for i, g in enumerate(GRADE_NAMES)]),
@@ -1653,11 +1669,7 @@ def _demo_figures(folder, y, score, results, comp, cm, best, k) -> list[str]:
         return _save_figure(fig, os.path.join(folder, name))
 
     comparison, confusion, boot, curve = DEMO_FIGURE_FILES
-    if comp is not None:
-        fig = _comparison_figure(comp)
-    else:
-        fig, (ax,) = _figure([1.6 + 0.36 * len(results)])
-        fkplot.forest(results, ax=ax)
+    fig = _comparison_figure(comp)
     saved = [save(fig, comparison)]
     fig, (ax,) = _figure([5.2], width=7.0)
     fkplot.confusion_matrix(confusion=cm, labels=list(GRADE_NAMES), weights="quadratic",

@@ -29,6 +29,7 @@ from ._validation import (
     minmax,
     n_chunks_for,
     omit_missing_ids,
+    sum_partials,
     take_rows,
 )
 from .bootstrap import (
@@ -48,6 +49,8 @@ __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 DIRECT_GROUPS_MAX = 1 << 16
 #: the most per-chunk partial counts the group kernel allocates (all chunks together)
 GROUP_PARTIALS_MAX = 1 << 19
+#: the most bytes the per-group tables may take (checked before allocating)
+GROUP_TABLES_MAX_BYTES = 1 << 31
 
 
 #: rows sampled (evenly spaced, the last included) to guess integer group ids' range
@@ -148,6 +151,13 @@ def _count_groups(enc, gv, goff, glut, g: int):
     n = enc.n_input
     s = enc.n_classes + 3
     t, p = enc.t, enc.p
+    need = (g + 1) * s * s * 8 * (1 if enc.sample_weight is None else 2)
+    if need > GROUP_TABLES_MAX_BYTES:  # checked before anything is allocated
+        raise ValueError(
+            f"{g} groups x {enc.n_classes} classes need one {enc.n_classes} x "
+            f"{enc.n_classes} table per group, {need / 2**30:.1f} GiB in all (the limit is "
+            f"{GROUP_TABLES_MAX_BYTES / 2**30:.0f} GiB); pass coarser `groups`, or score "
+            "the groups in batches.")
     # every chunk zeroes and sums its own (G + 1) * s * s partials: few chunks when
     # that stack is large (integer counts, so the result never depends on it)
     n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
@@ -155,11 +165,11 @@ def _count_groups(enc, gv, goff, glut, g: int):
     if enc.sample_weight is None:
         flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
                        t.lut, p.values, p.off, p.lut, s, direct, g, n_chunks=n_chunks)
-        return flat.sum(axis=0).reshape(g + 1, s, s), None
+        return sum_partials(flat, g + 1, s, s), None
     wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
                           t.values, t.off, t.lut, p.values, p.off, p.lut,
                           enc.sample_weight, s, direct, g, n_chunks=n_chunks)
-    return flat.sum(axis=0).reshape(g + 1, s, s), wflat.sum(axis=0).reshape(g + 1, s, s)
+    return sum_partials(flat, g + 1, s, s), sum_partials(wflat, g + 1, s, s)
 
 
 def group_interval_iv(method, ci, confidence_level, n_resamples, seed):

@@ -201,6 +201,9 @@ def cohen_kappa(
     terms = None
     if isinstance(weights, str) and weights == "quadratic":
         terms = _quadratic_fast(enc)
+    if terms is None and enc.table_free():
+        # many classes: a (K, K) table would outgrow the input; sum without one
+        terms = enc.kappa_terms_without_table()
     if terms is None:
         terms = _weights.kappa_terms_named(enc.confusion(), enc.weights_spec)
     return _weights.finish_kappa(*terms, replace_undefined_by)
@@ -294,8 +297,23 @@ def cohen_kappa_score(
     >>> cohen_kappa_score([0, 1, 1, 0], [0, 1, 0, 0])
     0.5
     """
-    return cohen_kappa(y1, y2, labels=labels, weights=weights, sample_weight=sample_weight,
-                       replace_undefined_by=replace_undefined_by)
+    try:
+        return cohen_kappa(y1, y2, labels=labels, weights=weights,
+                           sample_weight=sample_weight,
+                           replace_undefined_by=replace_undefined_by)
+    except ValueError as err:
+        # name this function's arguments, and say where the options it lacks live
+        msg = str(err).replace("`y_true`", "`y1`").replace("`y_pred`", "`y2`")
+        named = [o for o in _FASTKAPPA_ONLY if f"{o}=" in msg]
+        if named:
+            msg += (f" ({', '.join(f'`{o}`' for o in named)}: an option of "
+                    "fastkappa.cohen_kappa, which takes these arguments too; "
+                    "cohen_kappa_score keeps scikit-learn's signature.)")
+        raise ValueError(msg) from None
+
+
+#: input keywords of cohen_kappa that scikit-learn's signature lacks
+_FASTKAPPA_ONLY = ("nan_policy", "ignore_index", "n_classes", "thresholds")
 
 
 def _check_confusion(confusion) -> np.ndarray:

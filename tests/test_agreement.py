@@ -173,6 +173,12 @@ def test_gwet_handbook_raw_4raters_with_standard_errors():
     for name, (est, se) in ex["unweighted"].items():
         assert round(res[name].estimate, 5) == est
         assert round(res[name].standard_error, 5) == se
+    # AC2: agreement weights a given, disagreement weights 1 - a
+    w = 1 - np.array(ex["bipolar_agreement_weights"])
+    res = fk.agreement(x, weights=w, coefficients="gwet_ac", labels=ex["categories"])
+    est, se = ex["bipolar"]["gwet_ac"]
+    assert round(res["gwet_ac"].estimate, 5) == est
+    assert round(res["gwet_ac"].standard_error, 5) == se
 
 
 # --------------------------------------------------------------------------- inputs
@@ -275,6 +281,12 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.krippendorff_alpha([["a", "b"], ["a", "a"]], level="interval",
                                    labels=["a", "b"]), "use level='ordinal'"),
     (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level="cosine"), "`level` must be"),
+    (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level=np.ones((2, 2))),
+     "`level` matrix must be zero on the diagonal"),
+    (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level=np.zeros((3, 3))),
+     r"`level` matrix must have shape \(K, K\)"),
+    (lambda: fk.krippendorff_alpha([[1, 2], [1, 1]], level="ratio", labels=[-1, 1, 2]),
+     "non-negative"),
     (lambda: fk.fleiss_kappa([[1, 2], [1, 1]], weights="cubic"), "`weights` must be"),
     (lambda: fk.gwet_ac([["a", "b"], ["a", "a"]], weights="cubic"), "`weights` must be"),
     (lambda: fk.conger_kappa(counts=[[1, 2], [3, 0]]), "anonymous raters"),
@@ -288,6 +300,22 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.fleiss_kappa([[1, "a"], [1, 1]]), "mixes strings and numbers"),
     (lambda: fk.fleiss_kappa([[1, 2]], missing=[1]), "`missing` must be"),
     (lambda: fk.fleiss_kappa([[1, 2]], colour=1), "unexpected keyword"),
+    (lambda: fk.fleiss_kappa(np.empty((3, 0))), "has no column"),
+    (lambda: fk.fleiss_kappa(np.empty((0, 3), dtype=object)), "has no row"),
+    (lambda: fk.fleiss_kappa(counts=[1, 2, 3]), "`counts` must be 2-D"),
+    (lambda: fk.fleiss_kappa(counts=[["a", "b"]]), "`counts` must hold numbers"),
+    (lambda: fk.fleiss_kappa(counts=np.empty((0, 2))), "`counts` has no row"),
+    (lambda: fk.fleiss_kappa(item=[1, 2], rater=[1, 2], label=[0]), "same length"),
+    (lambda: fk.fleiss_kappa(item=[], rater=[], label=[]), "long-format data are empty"),
+    (lambda: fk.fleiss_kappa(item=[1, 1], rater=[1, 2], label=[[0, 1], [1, 0]]),
+     "`label` must be 1-D"),
+    (lambda: fk.fleiss_kappa(item=np.array([{1}, {2}], dtype=object), rater=[1, 2],
+                             label=[0, 1]), "ids must be numbers or strings"),
+    (lambda: fk.fleiss_kappa(np.arange(10_000).reshape(5_000, 2)), "distinct labels"),
+    (lambda: fk.fleiss_kappa(pd.DataFrame({
+        "a": pd.Categorical(["x", "y"], categories=["x", "y"], ordered=True),
+        "b": pd.Categorical(["x", "y"], categories=["y", "x"], ordered=True)})),
+     "categories different from another rater's"),
 ])
 def test_bad_input_errors(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -322,3 +350,28 @@ def test_numeric_fast_path_equals_general_path(rng):
 def test_numeric_fast_path_errors(x, match):
     with pytest.raises(ValueError, match=match):
         fk.fleiss_kappa(x, labels=[1, 2] if match.startswith("not") else None)
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def test_fleiss_1971_category_kappas():
+    ex = DATA["fleiss_1971"]
+    res = fk.agreement_by_category(np.array(ex["ratings"]), coefficients="fleiss_kappa")
+    assert list(res) == [1, 2, 3, 4, 5]
+    for cls, want in ex["category_kappa"].items():
+        assert round(res[int(cls)]["fleiss_kappa"].estimate, 3) == want
+
+
+def test_by_category_equals_coefficients_on_binary_ratings(rng):
+    x = random_ratings(rng, 40, 4, 3)
+    res = fk.agreement_by_category(x, method="percentile", n_resamples=200, seed=5)
+    for c in range(3):
+        binary = np.where(np.isnan(x), np.nan, (x != c).astype(float))
+        want = fk.agreement(binary, method="percentile", n_resamples=200, seed=5)
+        got = res[c]
+        assert list(got.classes) == [c, "other"]
+        for a, b in zip(got, want, strict=True):
+            assert a.coefficient == b.coefficient
+            assert a.estimate == pytest.approx(b.estimate, abs=1e-14)
+            assert a.standard_error == pytest.approx(b.standard_error, abs=1e-14)

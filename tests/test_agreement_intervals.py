@@ -67,7 +67,7 @@ def test_percent_agreement_se_matches_loops(rng):
 
 def test_cluster_standard_error_matches_loops(rng):
     x = ratings(rng, 90)
-    clusters = rng.integers(0, 25, 90)
+    clusters = rng.integers(0, 40, 90)
     rows = [[None if v != v else int(v) for v in row] for row in x]
     d = naive.fleiss_influence(rows, 3, np.eye(3).tolist())
     sums = {}
@@ -136,11 +136,15 @@ def _index_bootstrap(x, n_rep, seed, clusters=None):
     return {k: np.array(v) for k, v in out.items()}
 
 
-@pytest.mark.parametrize("clustered", [False, True])
-def test_type_bootstrap_matches_index_resampling_in_distribution(rng, clustered):
+# few clusters are incidental here: the cluster-count warning is tested in test_defects
+@pytest.mark.filterwarnings("ignore:only [0-9]+ clusters:fastkappa.DegenerateIntervalWarning")
+@pytest.mark.parametrize("n, clustered", [(80, False), (80, True), (2000, False)])
+def test_type_bootstrap_matches_index_resampling_in_distribution(rng, n, clustered):
+    """80 items: more types than a quarter of the units (units drawn by index);
+    2,000 items: a multinomial over the types."""
     stats = pytest.importorskip("scipy.stats")
-    x = ratings(rng, 80)
-    clusters = rng.integers(0, 30, 80) if clustered else None
+    x = ratings(rng, n)
+    clusters = rng.integers(0, n // 3, n) if clustered else None
     fast = fk.agreement(x, method="percentile", n_resamples=4000, seed=1, clusters=clusters,
                         n_classes=3)
     slow = _index_bootstrap(x, 400, 2, clusters)
@@ -154,6 +158,18 @@ def test_type_bootstrap_matches_index_resampling_in_distribution(rng, clustered)
         assert abs(a.mean() - b.mean()) < 4 * se, name
         # SD within 4 standard errors (SE of an SD ~ SD / sqrt(2 B))
         assert abs(a.std() - b.std()) < 4 * b.std() / math.sqrt(2 * len(b)), name
+
+
+def test_multinomial_and_unit_draws_agree_in_distribution(rng):
+    stats = pytest.importorskip("scipy.stats")
+    x = ratings(rng, 120)
+    model = _r.build_model(encode_ratings(x), ALL)
+    units = _r.Units(model.features, model.type_counts, None)
+    seq = np.random.SeedSequence(5)
+    a = _r.values(model, _r.bootstrap_moments(model, units, 3000, seq, by_index=False))
+    b = _r.values(model, _r.bootstrap_moments(model, units, 3000, seq, by_index=True))
+    for name in ALL:
+        assert stats.ks_2samp(a[name], b[name]).pvalue > 1e-3, name
 
 
 def test_same_seed_same_interval_at_any_thread_count(rng):
@@ -266,6 +282,8 @@ def test_agreement_option_errors(rng, kwargs, match):
         fk.agreement(ratings(rng, 20), **kwargs)
 
 
+# few clusters are incidental here: the cluster-count warning is tested in test_defects
+@pytest.mark.filterwarnings("ignore:only [0-9]+ clusters:fastkappa.DegenerateIntervalWarning")
 def test_unrated_items_change_nothing_but_the_count(rng):
     x = ratings(rng, 60)
     clusters = np.arange(60) // 3
@@ -280,6 +298,8 @@ def test_unrated_items_change_nothing_but_the_count(rng):
                 (b.estimate, b.standard_error, b.low, b.high), abs=1e-13), a.coefficient
 
 
+# few clusters are incidental here: the cluster-count warning is tested in test_defects
+@pytest.mark.filterwarnings("ignore:only [0-9]+ clusters:fastkappa.DegenerateIntervalWarning")
 def test_long_format_clusters_per_row_or_per_item(rng):
     x = ratings(rng, 60)
     clusters = np.arange(60) // 3

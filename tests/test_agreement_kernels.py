@@ -53,16 +53,30 @@ def test_parallel_counting_equals_serial(rng):
     assert (c[x == 1] == -1).all() and t[:, 1].sum() == 0
 
 
-def test_parallel_bootstrap_equals_serial(rng):
+def test_parallel_bootstrap_equals_serial():
     counts = np.array([50, 30, 15, 5], dtype=np.int64)
-    features = rng.random((4, 3))
+    dense = np.eye(4)  # the dense sums are the type counts themselves
+    idx = np.array([[4, -1], [5, 4], [-1, -1], [5, -1]], dtype=np.int64)
+    val = np.array([[1.0, 0], [2.0, 1.0], [0, 0], [1.0, 0]])
     seeds = np.arange(1, 9, dtype=np.uint32)
-    a = kern._bootstrap_type_moments(counts, features, 100, 64, seeds)
-    b = kern._bootstrap_type_moments_serial(counts, features, 100, 64, seeds)
-    np.testing.assert_array_equal(a, b)
-    # each replicate draws 100 units: the first feature of ones sums to 100
+    no_units = np.empty(0, dtype=np.int64)
+    unit_type = np.repeat(np.arange(4), counts)
+    for units in (no_units, unit_type):
+        a = kern._bootstrap_type_moments(counts, dense, idx, val, 6, units, 100, 64, seeds)
+        b = kern._bootstrap_type_moments_serial(counts, dense, idx, val, 6, units, 100, 64,
+                                                seeds)
+        np.testing.assert_array_equal(a, b)
+        m = a[:, :4]
+        assert (m.sum(axis=1) == 100).all() and m.std(axis=0).min() > 0
+        np.testing.assert_array_equal(a[:, 4], m[:, 0] + m[:, 1])
+        np.testing.assert_array_equal(a[:, 5], 2 * m[:, 1] + m[:, 3])
+    # each replicate draws 100 units: a feature of ones sums to 100
     ones = np.ones((4, 1))
-    assert (kern._bootstrap_type_moments(counts, ones, 100, 16, seeds) == 100).all()
+    empty = np.empty((4, 0), np.int64)
+    for units in (no_units, unit_type):
+        out = kern._bootstrap_type_moments(counts, ones, empty, empty.astype(float), 1, units,
+                                           100, 16, seeds)
+        assert (out == 100).all()
 
 
 def test_cluster_features_sum_each_clusters_items(rng):
@@ -100,6 +114,8 @@ SCRIPT = textwrap.dedent("""
         "long": fk.fleiss_kappa(item=items, rater=raters, label=x[items, raters]),
         "ordinal": fk.krippendorff_alpha(x, level="ordinal"),
         "clusters": fk.agreement(x, clusters=np.arange(80) // 3).to_dict()["coefficients"],
+        "stream": fk.AgreementAccumulator().update(items, raters, x[items, raters]).compute(
+            coefficients="fleiss_kappa")["fleiss_kappa"].estimate,
         "parallel_count": kern._count_item_classes(
             np.where(np.isnan(x), -1, x).astype(np.int32), 4, 3).tolist(),
     }
@@ -107,6 +123,8 @@ SCRIPT = textwrap.dedent("""
     out["ordered"] = all(r.low <= r.estimate <= r.high for r in res)
     res = fk.agreement(x, method="percentile", n_resamples=200, seed=0)
     out["ordered"] &= all(r.low <= r.estimate <= r.high for r in res)
+    res = fk.agreement(np.tile(x, (30, 1)), method="percentile", n_resamples=50, seed=0)
+    out["ordered"] &= all(r.low <= r.estimate <= r.high for r in res)  # multinomial draws
     print(json.dumps(out))
 """)
 
@@ -127,6 +145,22 @@ def test_kernels_as_plain_python_give_the_same_estimates():
             assert a["estimate"] == pytest.approx(b["estimate"], abs=1e-12)
             assert a["standard_error"] == pytest.approx(b["standard_error"], abs=1e-12)
     assert compiled["fast"] == compiled["general"]
-    for key in ("long", "ordinal"):
+    assert compiled["stream"] == pytest.approx(compiled["long"], abs=1e-14)
+    for key in ("long", "ordinal", "stream"):
         assert compiled[key] == pytest.approx(python[key], abs=1e-12)
     assert compiled["parallel_count"] == python["parallel_count"]
+
+
+def test_write_ratings_writes_all_or_nothing():
+    codes = np.full((3, 2), -1, dtype=np.int32)
+    codes[0, 0] = 1
+    before = codes.copy()
+    item, rater = np.array([1, 2, 0]), np.array([0, 1, 0])
+    assert kern._write_ratings(codes, item, rater, np.array([0, 1, 0], np.int32)) == 1
+    np.testing.assert_array_equal(codes, before)  # nothing written, markers removed
+    item, rater = np.array([1, 2, 1]), np.array([0, 1, 0])
+    assert kern._write_ratings(codes, item, rater, np.array([0, 1, 0], np.int32)) == 1
+    np.testing.assert_array_equal(codes, before)
+    assert kern._write_ratings(codes, np.array([1, 2]), np.array([1, 0]),
+                               np.array([2, -1], np.int32)) == 0
+    assert codes[1, 1] == 2 and codes[2, 0] == -1

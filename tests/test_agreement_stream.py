@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import fastkappa as fk
@@ -108,10 +110,16 @@ def test_duplicates_are_refused_and_leave_the_state_unchanged():
         clusters={2: 0}), "no cluster"),
     (lambda: fk.AgreementAccumulator().update([1, 1], ["a", "b"], [0, 1]).compute(
         clusters=[0]), "must be a dict"),
+    (lambda: fk.AgreementAccumulator().update([1], ["a"], [[0, 1]]), "`label` must be 1-D"),
 ])
 def test_accumulator_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_merge_takes_an_accumulator():
+    with pytest.raises(TypeError, match="takes another AgreementAccumulator"):
+        fk.AgreementAccumulator().merge(fk.CohenKappa())
 
 
 def test_nan_labels_are_missing_ratings():
@@ -121,3 +129,34 @@ def test_nan_labels_are_missing_ratings():
     assert acc.n_ratings == 5
     want = fk.gwet_ac([[0, np.nan], [1, 1], [0, 1]])
     assert acc.compute(coefficients="gwet_ac")["gwet_ac"].estimate == pytest.approx(want)
+
+
+def test_integer_ids_use_sorted_arrays_and_fall_back_to_a_dict():
+    from fastkappa.agreement_stream import _IdIndex
+
+    idx = _IdIndex()
+    assert idx.codes(np.array([30, 10, 20])).tolist() == [0, 1, 2]
+    assert idx.codes(np.array([20, 40, 5])).tolist() == [2, 3, 4]
+    assert idx._dict is None and idx.ids() == [30, 10, 20, 40, 5]
+    idx.truncate(3)
+    assert idx.ids() == [30, 10, 20] and idx.codes(np.array([5])).tolist() == [3]
+    assert idx.codes(["x", 10]).tolist() == [4, 1]  # strings: dict from now on
+    assert idx._dict is not None and idx.ids() == [30, 10, 20, 5, "x"]
+
+
+def test_integer_and_string_ids_mix_across_chunks_and_merges(rng):
+    _, item, rater, label = long_data(rng)
+    codes = pd.factorize(item)[0]
+    want = fk.agreement(item=item, rater=rater, label=label)
+    a = fk.AgreementAccumulator()
+    a.update(codes[:200], rater[:200], label[:200])       # integer item ids
+    b = fk.AgreementAccumulator()
+    b.update(codes[200:], rater[200:], label[200:])
+    assert a._items._dict is None
+    assert_same((a + b).compute(), want)
+    c = fk.AgreementAccumulator().update(item[:50].astype(str), rater[:50], label[:50])
+    with pytest.raises(ValueError, match="more than once"):
+        a.merge(fk.AgreementAccumulator().update(codes[:1], rater[:1], label[:1]))
+    assert a._items._dict is None and a.n_ratings == 200
+    d = copy.deepcopy(a).merge(c)  # string ids join integer ones: a dict from then on
+    assert d._items._dict is not None and d.n_items == a.n_items + c.n_items

@@ -1084,7 +1084,7 @@ def test_main_score_by_intervals_equal_kappa_by_group(files, graded, capsys, kin
                     "--weights", "quadratic", "--by", "site", "--method", "percentile",
                     "--seed", "11", "--n-resamples", "300"], capsys)
     ref = fk.kappa_by_group(graded["grade"], graded["model_b"], graded["site"],
-                            weights="quadratic", ci="percentile", seed=11, n_resamples=300)
+                            weights="quadratic", method="percentile", seed=11, n_resamples=300)
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
     np.testing.assert_array_equal([g["ci"]["low"] for g in res["groups"]], ref.low)
     np.testing.assert_array_equal([g["ci"]["high"] for g in res["groups"]], ref.high)
@@ -1200,3 +1200,54 @@ def test_main_score_clusters_need_two(tmp_path, capsys):
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "c",
                         "--method", "percentile", "--n-resamples", "50"], capsys)
     assert code == 1 and "needs at least 2 clusters; the data hold 1" in err
+
+
+def test_main_score_by_keeps_no_accumulator_per_group(tmp_path, capsys, monkeypatch):
+    """--by counts per-group tables, not one CohenKappa per group (200k groups took 86 s)."""
+    rng = np.random.default_rng(2)
+    n = 20_000
+    t = rng.integers(0, 3, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 2)
+    g = rng.integers(0, 2_000, n)
+    path = tmp_path / "x.csv"
+    pcsv.write_csv(pa.table({"t": t, "p": p, "g": g}), path)
+    made = []
+    original = fk.CohenKappa.__init__
+
+    def counting(self, *a, **kw):
+        made.append(1)
+        original(self, *a, **kw)
+
+    monkeypatch.setattr(fk.CohenKappa, "__init__", counting)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fk.UndefinedKappaWarning)
+        res = run_json(["score", str(path), "--true", "t", "--pred", "p", "--by", "g"], capsys)
+        ref = fk.kappa_by_group(t, p, g)
+    assert len(made) <= 2
+    assert [x["group"] for x in res["groups"]] == ref.groups.tolist()
+    np.testing.assert_allclose([np.nan if x["kappa"] is None else x["kappa"]
+                                for x in res["groups"]], ref.kappa, rtol=1e-12)
+
+
+def test_main_csv_rows_name_weights_and_method(files, capsys):
+    for argv in _subcommand_cases(files):
+        if argv[0] == "thresholds":
+            continue
+        code, out, _ = run([*argv, "--format", "csv"], capsys)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert code == 0 and all("weights" in r and "method" in r for r in rows), argv
+
+
+def test_main_compare_names_differing_in_spaces_print_apart(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    t = rng.integers(0, 3, 300)
+    table = pa.table({"t": t, "m": np.clip(t + rng.integers(-1, 2, 300), 0, 2),
+                      "m ": rng.integers(0, 3, 300)})
+    path = tmp_path / "x.parquet"
+    pq.write_table(table, path)
+    code, out, err = run(["compare", str(path), "--true", "t", "--pred", "m", "m ",
+                          "--n-resamples", "100", "--seed", "0"], capsys)
+    assert code == 0, err
+    assert "  m  " in out and "'m '" in out and "m - 'm '" in out

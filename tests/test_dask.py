@@ -164,12 +164,16 @@ def test_dask_takes_the_input_keywords(client, data):
     np.testing.assert_allclose(res.low, ref.low, rtol=1e-12)
 
 
+def _with_missing(frame, column: str, dtype: str, rows: list[int]):
+    """``frame`` with pd.NA in ``column`` at ``rows``, in memory and as 6 partitions."""
+    values = pd.array(frame[column].to_numpy(), dtype=dtype)
+    values[rows] = pd.NA
+    with_na = frame.assign(**{column: values})
+    return with_na, dd.from_pandas(with_na, npartitions=6)
+
+
 def test_dask_kappa_by_group_missing_group_ids_follow_nan_policy(client, data):
-    frame, _ = data
-    site = pd.array(frame.site.to_numpy(), dtype="string")
-    site[[3, 9000]] = pd.NA
-    with_na = frame.assign(site=site)
-    ddf = dd.from_pandas(with_na, npartitions=6)
+    with_na, ddf = _with_missing(data[0], "site", "string", [3, 9000])
     with pytest.raises(ValueError, match=r"`groups` is missing .* on 2 rows; pass "
                                          r"nan_policy='omit'"):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site)
@@ -182,6 +186,19 @@ def test_dask_kappa_by_group_missing_group_ids_follow_nan_policy(client, data):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, nan_policy="omit", ci="asymptotic")
     with pytest.raises(ValueError, match="`seed` must be None, a non-negative int"):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, seed=-1)
+
+
+def test_dask_kappa_ci_missing_cluster_ids_follow_nan_policy(client, data):
+    with_na, ddf = _with_missing(data[0], "patient", "Int64", [5, 12_000])
+    with pytest.raises(ValueError, match=r"`clusters` holds 2 rows with a missing id.*"
+                                         r"nan_policy='omit'"):
+        fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.patient, method="asymptotic")
+    got = fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.patient, method="asymptotic",
+                       nan_policy="omit")
+    want = fk.kappa_ci(with_na.t, with_na.p, clusters=with_na.patient, method="asymptotic",
+                       nan_policy="omit")
+    assert (got.estimate, got.standard_error) == pytest.approx(
+        (want.estimate, want.standard_error), rel=1e-12)
 
 
 def test_dask_errors(client, data):

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from naive import cluster_robust_se
 from reference import confusion_dict, kappa_from_table, reference_kappa
 
 import fastkappa as fk
@@ -151,9 +152,23 @@ def test_unordered_labels_are_rejected(make):
         fk.CohenKappa(labels=make([0, 1, 2]))
 
 
+_ORDERED = [list, tuple, np.array, lambda v: pd.Series(v), lambda v: pa.array(v),
+            lambda v: pl.Series(v), lambda v: pd.Index(v), lambda v: iter(v)]
+
+
+@SETTINGS
+@given(st.permutations([0, 1, 2, 3]), st.sampled_from(range(len(_ORDERED))))
+def test_ordered_label_containers_keep_their_order(order, which):
+    t = [0, 1, 2, 3, 1, 2]
+    p = [1, 1, 3, 3, 0, 2]
+    got = fk.cohen_kappa(t, p, labels=_ORDERED[which](list(order)), weights="quadratic")
+    want = reference_kappa(t, p, labels=list(order), weights="quadratic")
+    assert _close(got, want)
+
+
 @pytest.mark.parametrize("make", _UNORDERED[:3])
 def test_unordered_rows_are_rejected(make):
-    with pytest.raises(ValueError, match=r"`y_true` is a .*one label per row"):
+    with pytest.raises(ValueError, match=r"`y_true` is a .*one value per row"):
         fk.cohen_kappa(make([0, 1, 2]), [0, 1, 2])
     with pytest.raises(ValueError, match=r"`y_pred` is a .*pass a list"):
         fk.confusion_matrix([0, 1, 2], make([0, 1, 2]))
@@ -273,6 +288,24 @@ def test_few_clusters_warn_and_one_raises(n_clusters, method):
                                                        "unreliable"):
         res = fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
     assert res.standard_error_null > 1e-6  # never the 2e-16 of one cluster
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.sampled_from([None, "linear", "quadratic"]),
+       st.integers(0, 10_000))
+def test_few_clusters_still_give_the_brute_force_cluster_variance(n_clusters, weights, seed):
+    """The warning does not change the number: it is the cluster-robust SE of naive.py."""
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, 3, 80)
+    p = np.where(rng.random(80) < 0.6, t, rng.integers(0, 3, 80))
+    clusters = rng.integers(0, n_clusters, 80)
+    if len(np.unique(clusters)) < 2:
+        return
+    with pytest.warns(DegenerateIntervalWarning, match="clusters"):
+        res = fk.kappa_ci(t, p, method="asymptotic", clusters=clusters, weights=weights,
+                          n_classes=3)
+    want = cluster_robust_se(t.tolist(), p.tolist(), clusters.tolist(), 3, weights)
+    assert res.standard_error == pytest.approx(want, rel=1e-9)
 
 
 def test_thirty_clusters_do_not_warn():
@@ -475,8 +508,12 @@ for lo in range(0, n, 100_000):
     t[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
     p[lo:lo + 100_000] = rng.integers(0, k, min(100_000, n - lo))
 small = 600_000  # parallel counting, compiled and loaded before measuring
-fk.cohen_kappa(t[:small], p[:small], n_classes=k)
-fk.cohen_kappa(t[:1000], p[:1000], n_classes=k)
+what = sys.argv[3]
+run = {"kappa": lambda: fk.cohen_kappa(t, p, n_classes=k, weights="linear"),
+       "confusion": lambda: fk.confusion_matrix(t, p, n_classes=k)}[what]
+fk.cohen_kappa(t[:small], p[:small], n_classes=k, weights="linear")
+fk.cohen_kappa(t[:1000], p[:1000], n_classes=k, weights="linear")
+fk.confusion_matrix(t[:small], p[:small], n_classes=k)
 gc.collect()
 try:
     with open("/proc/self/clear_refs", "w") as fh:
@@ -485,27 +522,98 @@ except OSError:
     print("unsupported")
     raise SystemExit
 before = status("VmRSS")
-fk.cohen_kappa(t, p, n_classes=k)
+out = run()
 print(status("VmHWM") - before, t.nbytes + p.nbytes)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
-@pytest.mark.parametrize("k", [256, 4096])
-def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k):
-    """K = 4096 on 17 MB of int16 labels peaked at 2.7 GB (64 partial tables).
+@pytest.mark.parametrize(("k", "what"), [(256, "kappa"), (1024, "kappa"), (4096, "kappa"),
+                                         (4096, "confusion")])
+def test_counting_memory_does_not_grow_with_chunks_times_k_squared(k, what):
+    """K = 4096 on 17 MB of int16 labels peaked at 2.7 GB (chunks x K^2 partials).
 
-    Now the partial tables stay below half the input plus 2 MB; beyond that
-    only the one (K, K) table itself (128 MB at K = 4096) is allocated.
+    Kappa now needs less extra memory than the input at any K (beyond the
+    partials' budget it is summed without a table); a confusion matrix
+    needs its (K, K) result on top (128 MB at K = 4096), and no more.
     """
     n = 4_250_000  # 17 MB of int16 labels in all
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(k), str(n)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=900, check=True)
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(k), str(n), what],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
     if out.stdout.strip() == "unsupported":
         pytest.skip("no peak reset (/proc/self/clear_refs) on this kernel")
     extra, size = map(int, out.stdout.split())
-    table = (k + 3) ** 2 * 8
-    assert extra < size + table + 12 * 2**20, (extra, size, table)
+    result = k * k * 8 if what == "confusion" else 0
+    assert extra < size + result + 4 * 2**20, (extra, size, result)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_large_tables_reduced_in_blocks_match_scikit_learn(weights):
+    """K = 1100: the table passes 8 MB, so kappa is reduced a block of rows at a time
+    (named weights built a block at a time too)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(4)
+    k, n = 1100, 60_000
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, k, n))
+    w = rng.random(n)
+    labels = np.arange(k)
+    assert fk.cohen_kappa(t, p, weights=weights, n_classes=k) == pytest.approx(
+        cohen_kappa_score(t, p, weights=weights, labels=labels), rel=1e-10)
+    assert fk.cohen_kappa(t, p, weights=weights, n_classes=k, sample_weight=w) == \
+        pytest.approx(cohen_kappa_score(t, p, weights=weights, labels=labels,
+                                        sample_weight=w), rel=1e-10)
+    table = fk.confusion_matrix(t, p, n_classes=k)
+    assert fk.kappa_from_confusion(table, weights) == pytest.approx(
+        cohen_kappa_score(t, p, weights=weights, labels=labels), rel=1e-10)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 5, 699, -1, None]),
+                          st.sampled_from([0, 1, 5, 699, -1, None]), st.floats(0.0, 3.0)),
+                min_size=1, max_size=40),
+       st.sampled_from([None, "linear", "quadratic", "custom"]), st.booleans())
+def test_kappa_without_a_table_matches_scikit_learn(rows, weights, weighted):
+    """700 classes on a few rows: the (K, K) table would outgrow the input, so kappa is
+    summed from marginals; every check and value as with a table."""
+    from sklearn.metrics import cohen_kappa_score
+
+    k = 700
+    t = np.array([np.nan if a is None else a for a, _, _ in rows])
+    p = np.array([np.nan if b is None else b for _, b, _ in rows])
+    sw = np.array([w for _, _, w in rows]) if weighted else None
+    keep = ~np.isnan(t) & ~np.isnan(p) & (t != -1) & (p != -1)
+    wmat = (np.abs(np.subtract.outer(np.arange(k), np.arange(k))) ** 1.5
+            if weights == "custom" else weights)
+    kw = {"n_classes": k, "weights": wmat, "sample_weight": sw, "ignore_index": -1,
+          "nan_policy": "omit"}
+    if not keep.any():
+        with pytest.raises(ValueError, match="no rows left"):
+            fk.cohen_kappa(t, p, **kw)
+        return
+    if weighted and not sw[keep].sum() > 0:
+        with pytest.raises(ValueError, match="zero"):
+            fk.cohen_kappa(t, p, **kw)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(t, p, **kw)
+        table = fk.confusion_matrix(t, p, n_classes=k, sample_weight=sw, ignore_index=-1,
+                                    nan_policy="omit")
+        want = fk.kappa_from_confusion(table, wmat)  # the table path
+    if weights != "custom":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scikit-learn's own undefined-kappa warning
+            sk = cohen_kappa_score(t[keep].astype(int), p[keep].astype(int), weights=weights,
+                                   labels=np.arange(k), sample_weight=None if sw is None
+                                   else sw[keep])
+        if math.isfinite(sk):
+            assert got == pytest.approx(sk, rel=1e-9, abs=1e-12)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12) or (
+        math.isnan(got) and math.isnan(want))
+    with pytest.raises(ValueError, match=r"1 row hold a missing value"):
+        fk.cohen_kappa(np.append(t[keep], np.nan), np.append(p[keep], 0), n_classes=k)
 
 
 def test_class_limits_are_checked_before_allocating():
@@ -524,6 +632,13 @@ def test_class_limits_are_checked_before_allocating():
     assert peak < 8 * 2**20
     with pytest.raises(ValueError, match=r"`labels` declares 5000 classes"):
         fk.cohen_kappa([0, 1], [0, 1], labels=list(range(5000)))
+
+
+def test_group_tables_are_checked_before_allocating():
+    t = np.arange(5000) % 4096
+    with pytest.raises(ValueError, match=r"100 groups x 4096 classes need .* GiB in all .*"
+                                         r"pass coarser `groups`"):
+        fk.kappa_by_group(t, t, np.arange(5000) % 100)
 
 
 # --------------------------------------------------------------------------- 9. streaming
@@ -696,6 +811,21 @@ def test_kappa_by_group_replace_undefined_by():
         res = fk.kappa_by_group([0, 0, 0, 1], [0, 0, 0, 1], [1, 1, 2, 2],
                                 replace_undefined_by=0.0)
     assert res.kappa.tolist() == [0.0, 1.0]
+
+
+# --------------------------------------------------------------------------- 13. messages
+
+
+def test_cohen_kappa_score_messages_name_its_own_arguments():
+    with pytest.raises(ValueError, match=r"`y1`.*nan_policy='omit'.*`nan_policy`: an option "
+                                         r"of fastkappa.cohen_kappa"):
+        fk.cohen_kappa_score([0, None, 1], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"`y2` holds values outside the declared classes.*"
+                                         r"\(`ignore_index`, `n_classes`: an option of "
+                                         r"fastkappa.cohen_kappa"):
+        fk.cohen_kappa_score([0, 1, 1], [0, 1, 5], labels=[0, 1])
+    with pytest.raises(ValueError, match=r"`y1` and `y2` must have the same length"):
+        fk.cohen_kappa_score([0, 1], [0, 1, 1])
 
 
 # --------------------------------------------------------------------------- 15. smaller

@@ -41,6 +41,9 @@ SCRIPT = textwrap.dedent("""
         "groups": fk.kappa_by_group(y, a, g).kappa.tolist(),
         "groups_weighted": fk.kappa_by_group(y, a, g, sample_weight=w).kappa.tolist(),
         "thresholds": fk.optimize_thresholds(y, y + rng.normal(0, 0.6, n)).tolist(),
+        # 700 classes on 300 rows: summed without a (K, K) table
+        "table_free": fk.cohen_kappa(y, a, n_classes=700, weights="linear"),
+        "table_free_weighted": fk.cohen_kappa(3 * y, 3 * a, n_classes=700, sample_weight=w),
     }
     intervals = [
         fk.kappa_ci(y, a, n_resamples=50, seed=0),

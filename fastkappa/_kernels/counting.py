@@ -492,6 +492,70 @@ def _accumulate_group_confusion_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_
     return out, cnt
 
 
+@jit()
+def _kappa_sums_block(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat, s, direct,
+                      r, c, obs, cats):
+    """Kappa's sums without a table: marginals ``r``/``c`` (K,) and the weighted
+    disagreement ``obs[0]`` of the kept rows, and a 4 x 4 tally ``cats`` (flat) of
+    the slot kinds (0 class, 1 invalid, 2 ignored, 3 missing) on each side.
+
+    ``wkind`` 0 / 1 / 2 computes the named weights ``[i != j]``, ``|i - j|``,
+    ``(i - j)^2`` from the class indices; 3 reads the matrix ``wmat``.  Rows
+    carry ``w`` when ``weighted``.  Sums run in row order: no dependence on
+    timing or threads.
+    """
+    k = s - 3
+    buf = np.empty(_BLOCK, dtype=np.intp)
+    n = t.shape[0]
+    acc = 0.0
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        _cells(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, buf)
+        for j in range(hi - lo):
+            ts = buf[j] // s
+            ps = buf[j] - ts * s
+            if ts < k and ps < k:
+                x = w[lo + j] if weighted else 1.0
+                r[ts] += x
+                c[ps] += x
+                if wkind == 0:
+                    d = 0.0 if ts == ps else 1.0
+                elif wkind == 1:
+                    d = float(abs(ts - ps))
+                elif wkind == 2:
+                    d = float((ts - ps) * (ts - ps))
+                else:
+                    d = wmat[ts, ps]
+                acc += x * d
+                cats[0] += 1
+            else:
+                a = 0 if ts < k else ts - k + 1
+                b = 0 if ps < k else ps - k + 1
+                cats[a * 4 + b] += 1
+    obs[0] += acc
+
+
+@jit(parallel=True)
+def _accumulate_kappa_sums(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat, s,
+                           direct, n_chunks):
+    """Per-chunk partials of :func:`_kappa_sums_block`: ``(r, c, obs, cats)`` with a
+    leading chunk axis (K-length, not K x K: memory independent of K^2)."""
+    n = t.shape[0]
+    k = s - 3
+    r = np.zeros((n_chunks, k), dtype=np.float64)
+    c = np.zeros((n_chunks, k), dtype=np.float64)
+    obs = np.zeros((n_chunks, 1), dtype=np.float64)
+    cats = np.zeros((n_chunks, 16), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for ch in prange(n_chunks):
+        lo = min(n, ch * step)
+        hi = min(n, lo + step)
+        _kappa_sums_block(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut,
+                          w[lo:hi] if weighted else w, weighted, wkind, wmat, s, direct,
+                          r[ch], c[ch], obs[ch], cats[ch])
+    return r, c, obs, cats
+
+
 # --------------------------------------------------------------------------- serial twins
 # Below the parallel threshold a prange region costs more than it saves (and waits
 # for busy cores), so every parallel kernel has a serial twin with the same output
@@ -551,3 +615,16 @@ def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut
     _count_groups_block_weighted(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, w, s,
                                  direct, out[0], cnt[0])
     return out, cnt
+
+
+@jit()
+def _accumulate_kappa_sums_serial(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat,
+                                  s, direct):
+    k = s - 3
+    r = np.zeros((1, k), dtype=np.float64)
+    c = np.zeros((1, k), dtype=np.float64)
+    obs = np.zeros((1, 1), dtype=np.float64)
+    cats = np.zeros((1, 16), dtype=np.int64)
+    _kappa_sums_block(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat, s, direct,
+                      r[0], c[0], obs[0], cats[0])
+    return r, c, obs, cats

@@ -56,47 +56,71 @@ def _count_item_classes(codes, k, n_chunks):
 
 
 @jit()
-def _moments_block(type_counts, total, n_units, features, lo, hi, draws, out):
+def _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
+                   draws, out):
+    """Replicates lo..hi: draw type counts, then add up the types' features.
+
+    Type counts come from a multinomial over the types (one binomial per
+    type), or, when ``unit_type`` is not empty, from ``n_units`` uniform
+    draws of units (cheaper when almost every unit is its own type).
+    Features are ``dense[t]`` (the first columns) plus sparse entries
+    ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none).
+    """
     n_types = type_counts.shape[0]
-    n_feat = features.shape[1]
+    n_dense = dense.shape[1]
+    n_sparse = sp_idx.shape[1]
+    by_index = unit_type.shape[0] > 0
     for rep in range(lo, hi):
-        _draw_multinomial(type_counts, total, n_units, draws)
+        if by_index:
+            for t in range(n_types):
+                draws[t] = 0
+            for _ in range(n_units):
+                draws[unit_type[np.random.randint(0, n_units)]] += 1  # noqa: NPY002
+        else:
+            _draw_multinomial(type_counts, total, n_units, draws)
         for t in range(n_types):
             m = draws[t]
             if m != 0:
                 fm = np.float64(m)
-                for j in range(n_feat):
-                    out[rep, j] += fm * features[t, j]
+                for j in range(n_dense):
+                    out[rep, j] += fm * dense[t, j]
+                for e in range(n_sparse):
+                    c = sp_idx[t, e]
+                    if c >= 0:
+                        out[rep, c] += fm * sp_val[t, e]
 
 
 @jit()
-def _moments_setup(type_counts, features, n_rep, block_seeds):
+def _moments_setup(type_counts, n_feat, n_rep, block_seeds):
     """Total units, the zeroed output, the number of blocks and replicates per block."""
     total = np.int64(0)
     for t in range(type_counts.shape[0]):
         total += np.int64(type_counts[t])
-    out = np.zeros((n_rep, features.shape[1]), dtype=np.float64)
+    out = np.zeros((n_rep, n_feat), dtype=np.float64)
     n_blocks = block_seeds.shape[0]
     return total, out, n_blocks, (n_rep + n_blocks - 1) // n_blocks
 
 
 @jit(parallel=True)
-def _bootstrap_type_moments(type_counts, features, n_units, n_rep, block_seeds):
+def _bootstrap_type_moments(type_counts, dense, sp_idx, sp_val, n_feat, unit_type, n_units,
+                            n_rep, block_seeds):
     """Feature sums of ``n_rep`` item (or cluster) bootstrap replicates.
 
     A replicate draws ``n_units`` units with replacement, that is type counts
     ~ Multinomial(n_units, type_counts / sum(type_counts)), and returns
-    ``sum_t m_t * features[t]``: an (n_rep, n_features) float64 array.  Put
-    the most frequent types first (the draw stops once every unit is placed).
+    ``sum_t m_t * features[t]``: an (n_rep, n_feat) float64 array (features
+    as in :func:`_moments_block`).  Put the most frequent types first (the
+    draw stops once every unit is placed).
     """
     n_types = type_counts.shape[0]
-    total, out, n_blocks, step = _moments_setup(type_counts, features, n_rep, block_seeds)
+    total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     for b in prange(n_blocks):
         np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
         draws = np.zeros(n_types, dtype=np.int64)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, features, lo, hi, draws, out)
+        _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
+                       draws, out)
     return out
 
 
@@ -109,16 +133,18 @@ def _count_item_classes_serial(codes, k):
 
 
 @jit()
-def _bootstrap_type_moments_serial(type_counts, features, n_units, n_rep, block_seeds):
+def _bootstrap_type_moments_serial(type_counts, dense, sp_idx, sp_val, n_feat, unit_type,
+                                   n_units, n_rep, block_seeds):
     """:func:`_bootstrap_type_moments` with the same blocks run in order on one thread."""
     n_types = type_counts.shape[0]
-    total, out, n_blocks, step = _moments_setup(type_counts, features, n_rep, block_seeds)
+    total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     draws = np.zeros(n_types, dtype=np.int64)
     for b in range(n_blocks):
         np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, features, lo, hi, draws, out)
+        _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
+                       draws, out)
     return out
 
 
@@ -286,3 +312,25 @@ def _cluster_features(cluster, item_type, features, n_clusters):
         for j in range(n_feat):
             out[c, j] += features[t, j]
     return out
+
+
+@jit()
+def _write_ratings(codes, item, rater, slots):
+    """Write ``slots`` at ``codes[item, rater]`` unless a pair is already rated.
+
+    Returns the number of (item, rater) pairs rated before or twice in this
+    batch; when it is not 0 nothing is written (the table is left as it
+    was).  ``-2`` marks the batch's pairs during the check.
+    """
+    n = item.shape[0]
+    dup = 0
+    for j in range(n):
+        c = codes[item[j], rater[j]]
+        if c != -1:
+            dup += 1
+        else:
+            codes[item[j], rater[j]] = -2
+    for j in range(n):
+        if codes[item[j], rater[j]] == -2:
+            codes[item[j], rater[j]] = slots[j] if dup == 0 else -1
+    return dup

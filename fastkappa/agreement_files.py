@@ -1,0 +1,139 @@
+"""Agreement among many raters straight from CSV or Parquet files, in batches.
+
+The engine behind a ``fastkappa agreement FILE`` command: the file is read
+in record batches (only the needed columns) by fastkappa's streaming
+readers, and each batch goes into one :class:`~fastkappa.AgreementAccumulator`,
+so memory is one batch plus the items x raters table.  Label columns follow
+the command line's rules (a CSV column holds numbers or strings for the
+whole file; a bad value is reported with its row).
+
+Long format: ``item=``, ``rater=``, ``label=`` name the columns (one row per
+rating, any order).  Wide format: ``wide=[...]`` names one column per rater
+(one row per item; an empty cell is a missing rating).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._agreement_result import Agreement
+from .agreement_stream import AgreementAccumulator
+
+__all__ = ["accumulate_file", "agreement_file"]
+
+
+def _ids(arr) -> np.ndarray:
+    """Item or rater ids of one batch as a NumPy array (None where missing)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    return np.asarray(arr.to_numpy(zero_copy_only=False))
+
+
+def _labels(conv, arr, row0: int):
+    """(label column, keep mask or None) of one batch; missing labels are dropped."""
+    from ._io import subset
+
+    col, missing = conv.convert(arr, row0)
+    if missing is None:
+        return col, None
+    keep = ~missing
+    return subset(col, keep), keep
+
+
+def accumulate_file(path: str, *, item: str | None = None, rater: str | None = None,
+                    label: str | None = None, wide: list[str] | None = None,
+                    labels=None, n_classes: int | None = None, missing: Any = None,
+                    sep: str | None = None, progress: bool = False
+                    ) -> AgreementAccumulator:
+    """Read a CSV/Parquet file (``-`` for standard input) into an accumulator.
+
+    Parameters
+    ----------
+    path : str
+        CSV (plain or gzip) or Parquet; the format comes from the first bytes.
+    item, rater, label : str, optional
+        Long format: the columns holding item ids, rater ids and labels.
+    wide : list of str, optional
+        Wide format instead: one label column per rater (rows are items).
+    labels, n_classes, missing
+        As in :class:`fastkappa.AgreementAccumulator`.
+    sep : str, optional
+        CSV separator (default: detected).
+    progress : bool, default False
+        Show a progress bar for long reads.
+
+    Returns
+    -------
+    AgreementAccumulator
+    """
+    from ._io import LabelConverter, iter_batches, open_source
+
+    long_given = [v is not None for v in (item, rater, label)]
+    if wide is not None and any(long_given):
+        raise ValueError("pass either `wide=` columns or `item=`, `rater=` and `label=`, "
+                         "not both.")
+    if wide is None and not all(long_given):
+        raise ValueError("name the long-format columns `item=`, `rater=` and `label=`, or "
+                         "the raters' columns with `wide=`.")
+    if wide is not None and (len(wide) < 2 or len(set(wide)) != len(wide)):
+        raise ValueError("`wide=` needs at least two distinct rater columns.")
+    acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
+    src = open_source(path, sep=sep)
+    if wide is None:
+        needed = [item, rater, label]
+        if len(set(needed)) != 3:
+            raise ValueError("`item`, `rater` and `label` must name three different columns.")
+        conv = LabelConverter(label, src.fmt)
+        for row0, cols in iter_batches(src, needed, progress=progress):
+            lab, keep = _labels(conv, cols[label], row0)
+            items, raters = _ids(cols[item]), _ids(cols[rater])
+            if keep is not None:
+                items, raters = items[keep], raters[keep]
+            acc.update(items, raters, lab)
+        return acc
+    convs = {c: LabelConverter(c, src.fmt) for c in wide}
+    for row0, cols in iter_batches(src, list(wide), progress=progress):
+        for c in wide:
+            lab, keep = _labels(convs[c], cols[c], row0)
+            rows = np.arange(row0, row0 + len(cols[c]), dtype=np.int64)
+            if keep is not None:
+                rows = rows[keep]
+            acc.update(rows, np.full(len(rows), c, dtype=object), lab)
+    return acc
+
+
+def agreement_file(path: str, *, item: str | None = None, rater: str | None = None,
+                   label: str | None = None, wide: list[str] | None = None,
+                   labels=None, n_classes: int | None = None, missing: Any = None,
+                   sep: str | None = None, progress: bool = False, **options: Any
+                   ) -> Agreement:
+    """:func:`fastkappa.agreement` on a CSV/Parquet file read in batches.
+
+    ``options`` are those of :meth:`fastkappa.AgreementAccumulator.compute`
+    (``coefficients``, ``weights``, ``level``, ``method``,
+    ``confidence_level``, ``n_resamples``, ``seed``, ``population_size``).
+    Wide files: rows whose every rater cell is empty hold no rating and are
+    not counted as items.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import fastkappa.agreement_files as fkf
+    >>> path = os.path.join(tempfile.mkdtemp(), "ratings.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("doc,annotator,grade\\n1,a,0\\n1,b,0\\n2,a,1\\n2,b,1\\n3,a,1\\n3,b,0\\n")
+    >>> res = fkf.agreement_file(path, item="doc", rater="annotator", label="grade",
+    ...                          coefficients="fleiss_kappa")
+    >>> round(res["fleiss_kappa"].estimate, 4)
+    0.3333
+    """
+    acc = accumulate_file(path, item=item, rater=rater, label=label, wide=wide,
+                          labels=labels, n_classes=n_classes, missing=missing, sep=sep,
+                          progress=progress)
+    return acc.compute(**options)

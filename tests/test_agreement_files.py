@@ -1,0 +1,99 @@
+"""fastkappa.agreement_files: CSV and Parquet, long and wide, equal the in-memory result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fastkappa as fk
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+fkf = pytest.importorskip("fastkappa.agreement_files")
+
+
+@pytest.fixture
+def panel(rng):
+    n, n_raters = 400, 4
+    truth = rng.integers(0, 5, n)
+    x = np.where(rng.random((n, n_raters)) < 0.6, truth[:, None],
+                 rng.integers(0, 5, (n, n_raters))).astype(float)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    return x
+
+
+def _same(a, b):
+    for ra, rb in zip(a, b, strict=True):
+        assert ra.coefficient == rb.coefficient
+        assert ra.estimate == pytest.approx(rb.estimate, abs=1e-13), ra.coefficient
+        assert ra.standard_error == pytest.approx(rb.standard_error, abs=1e-13), ra.coefficient
+
+
+def _long(x, rng):
+    items, raters = np.nonzero(~np.isnan(x))
+    order = rng.permutation(len(items))
+    return pd.DataFrame({"doc": items[order], "who": np.array(list("abcd"))[raters[order]],
+                         "grade": x[items, raters][order].astype(int)})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_long_file_matches_in_memory(panel, rng, tmp_path, fmt):
+    df = _long(panel, rng)
+    path = tmp_path / f"ratings.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        pq.write_table(pa.Table.from_pandas(df), path, row_group_size=300)
+    want = fk.agreement(panel, weights="quadratic")
+    got = fkf.agreement_file(str(path), item="doc", rater="who", label="grade",
+                             weights="quadratic")
+    _same(got, want)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_wide_file_matches_in_memory(panel, tmp_path, fmt):
+    df = pd.DataFrame(panel, columns=["r1", "r2", "r3", "r4"]).astype("Int64")
+    path = tmp_path / f"wide.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        pq.write_table(pa.Table.from_pandas(df), path, row_group_size=128)
+    want = fk.agreement(panel, method="bca", n_resamples=300, seed=1)
+    got = fkf.agreement_file(str(path), wide=["r1", "r2", "r3", "r4"], method="bca",
+                             n_resamples=300, seed=1)
+    _same(got, want)
+    assert [(r.low, r.high) for r in got] == pytest.approx([(r.low, r.high) for r in want])
+
+
+def test_string_labels_with_declared_order(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("item,rater,label\n1,a,low\n1,b,mid\n2,a,high\n2,b,high\n3,a,low\n"
+                    "3,b,low\n4,a,mid\n4,b,\n")
+    got = fkf.agreement_file(str(path), item="item", rater="rater", label="label",
+                             labels=["low", "mid", "high"], weights="linear",
+                             coefficients="gwet_ac")
+    want = fk.gwet_ac([["low", "mid"], ["high", "high"], ["low", "low"], ["mid", None]],
+                      labels=["low", "mid", "high"], weights="linear")
+    assert got["gwet_ac"].estimate == pytest.approx(want, abs=1e-14)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(item="item", rater="rater"), "name the long-format columns"),
+    (dict(item="item", rater="rater", label="label", wide=["a", "b"]), "either `wide=`"),
+    (dict(wide=["a"]), "at least two distinct"),
+    (dict(item="item", rater="item", label="label"), "three different columns"),
+    (dict(item="item", rater="rater", label="nope"), "no column 'nope'"),
+])
+def test_file_errors(tmp_path, kwargs, match):
+    path = tmp_path / "e.csv"
+    path.write_text("item,rater,label\n1,a,0\n1,b,1\n")
+    with pytest.raises(ValueError, match=match):
+        fkf.agreement_file(str(path), **kwargs)
+
+
+def test_bad_label_names_its_row(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("item,rater,label\n1,a,0\n1,b,1\n2,a,1.5\n2,b,1\n")
+    with pytest.raises(ValueError, match="row 3"):
+        fkf.agreement_file(str(path), item="item", rater="rater", label="label")
