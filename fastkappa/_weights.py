@@ -67,6 +67,12 @@ def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
     numpy.ndarray
         float64 array of shape (K, K).
 
+    References
+    ----------
+    .. [1] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+
     Examples
     --------
     >>> import fastkappa as fk

@@ -444,6 +444,7 @@ def agreement(
         on the raters (as irrCAC computes it). The bootstrap methods resample
         items (or clusters), all coefficients on the same resamples.
     confidence_level : float, default 0.95
+        Strictly between 0 and 1.
     n_resamples : int, default 10_000
         Bootstrap replicates (ignored by ``'asymptotic'``).
     seed : None, int, SeedSequence or Generator
@@ -478,6 +479,17 @@ def agreement(
     .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its
        variance in the presence of high agreement. British Journal of
        Mathematical and Statistical Psychology, 61, 29-48.
+    .. [2] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.).
+       Advanced Analytics, LLC.
+    .. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+       Departmental Papers (ASC) 43, Annenberg School for Communication,
+       University of Pennsylvania.
+    .. [4] Efron, B. (1987). Better bootstrap confidence intervals. Journal of
+       the American Statistical Association, 82(397), 171-185.
+       https://doi.org/10.1080/01621459.1987.10478410
+    .. [5] Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data.
+       Journal of the Royal Statistical Society: Series B (Statistical
+       Methodology), 69(3), 369-390.
 
     Examples
     --------

@@ -121,6 +121,18 @@ def agreement_file(path: str, *, item: str | None = None, rater: str | None = No
     Wide files: rows whose every rater cell is empty hold no rating and are
     not counted as items.
 
+    References
+    ----------
+    .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its variance
+       in the presence of high agreement. British Journal of Mathematical and
+       Statistical Psychology, 61(1), 29-48.
+       https://doi.org/10.1348/000711006X126600
+    .. [2] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.).
+       Advanced Analytics, LLC.
+    .. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+       Departmental Papers (ASC) 43, Annenberg School for Communication,
+       University of Pennsylvania.
+
     Examples
     --------
     >>> import os, tempfile

@@ -110,8 +110,18 @@ class AgreementAccumulator:
     missing : scalar, optional
         A label value that marks a missing rating.
 
+    Notes
+    -----
     Without ``labels`` or ``n_classes`` the classes are the sorted union of
     the labels seen (numbers, or strings without an order).
+
+    References
+    ----------
+    .. [1] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.).
+       Advanced Analytics, LLC.
+    .. [2] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+       Departmental Papers (ASC) 43, Annenberg School for Communication,
+       University of Pennsylvania.
 
     Examples
     --------

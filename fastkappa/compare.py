@@ -163,7 +163,9 @@ def compare(
         paired influence functions ``IF_a - IF_b`` for differences, with
         normal-theory p-values.
     confidence_level : float, default 0.95
+        Strictly between 0 and 1.
     n_resamples : int, default 10_000
+        Paired bootstrap replicates (ignored by ``'asymptotic'``).
     seed : None, int, SeedSequence or Generator
         The same seed gives the same result whatever the number of threads.
     clusters : array_like of shape (n,), optional
@@ -189,6 +191,24 @@ def compare(
         With ``p_adjust='holm'`` when ``n_resamples`` is too small for any
         adjusted p-value to reach 0.05 (the smallest bootstrap p is about
         2 / B, so B must be at least 2 m / 0.05 for m pairs).
+
+    References
+    ----------
+    .. [1] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard
+       errors of kappa and weighted kappa. Psychological Bulletin, 72(5),
+       323-327. https://doi.org/10.1037/h0028106
+    .. [2] Efron, B. (1987). Better bootstrap confidence intervals. Journal of the
+       American Statistical Association, 82(397), 171-185.
+       https://doi.org/10.1080/01621459.1987.10478410
+    .. [3] Holm, S. (1979). A simple sequentially rejective multiple test
+       procedure. Scandinavian Journal of Statistics, 6(2), 65-70.
+    .. [4] Davison, A. C., & Hinkley, D. V. (1997). Bootstrap Methods and their
+       Application. Cambridge University Press.
+       https://doi.org/10.1017/CBO9780511802843
+    .. [5] Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data.
+       Journal of the Royal Statistical Society: Series B (Statistical
+       Methodology), 69(3), 369-390.
+       https://doi.org/10.1111/j.1467-9868.2007.00593.x
 
     Examples
     --------

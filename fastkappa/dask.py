@@ -243,9 +243,18 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
                      ignore_index=None, nan_policy: str = "raise", thresholds=None):
     """Confusion matrix of dask collections, summed over partitions.
 
-    Returns the same (K, K) array as :func:`fastkappa.confusion_matrix` on
-    the concatenated data (int64, float64 when weighted); the input keywords
-    mean what they mean there.
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned collections, as for :func:`accumulate`.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.confusion_matrix`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (K, K)
+        The same array as :func:`fastkappa.confusion_matrix` on the
+        concatenated data (int64, float64 when weighted).
 
     Examples
     --------
@@ -267,8 +276,30 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
 def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
                 sample_weight=None, ignore_index=None, nan_policy: str = "raise",
                 thresholds=None, replace_undefined_by: float = np.nan) -> float:
-    """Cohen's kappa of dask collections (see :func:`fastkappa.cohen_kappa`, whose
-    keywords these are).
+    """Cohen's kappa of dask collections, in one pass over the partitions.
+
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned collections, as for :func:`accumulate`.
+    weights, labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`.
+    replace_undefined_by : float, default nan
+        Returned when kappa is undefined.
+
+    Returns
+    -------
+    float
+        The value :func:`fastkappa.cohen_kappa` gives on the concatenated data.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
 
     Examples
     --------
@@ -334,6 +365,19 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     Returns
     -------
     KappaCI
+
+    References
+    ----------
+    .. [1] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard
+       errors of kappa and weighted kappa. Psychological Bulletin, 72(5),
+       323-327. https://doi.org/10.1037/h0028106
+    .. [2] Efron, B. (1987). Better bootstrap confidence intervals. Journal of the
+       American Statistical Association, 82(397), 171-185.
+       https://doi.org/10.1080/01621459.1987.10478410
+    .. [3] Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data.
+       Journal of the Royal Statistical Society: Series B (Statistical
+       Methodology), 69(3), 369-390.
+       https://doi.org/10.1111/j.1467-9868.2007.00593.x
 
     Examples
     --------
@@ -442,6 +486,19 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     Returns
     -------
     KappaByGroup
+
+    References
+    ----------
+    .. [1] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard
+       errors of kappa and weighted kappa. Psychological Bulletin, 72(5),
+       323-327. https://doi.org/10.1037/h0028106
+    .. [2] Efron, B. (1987). Better bootstrap confidence intervals. Journal of the
+       American Statistical Association, 82(397), 171-185.
+       https://doi.org/10.1080/01621459.1987.10478410
+    .. [3] Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data.
+       Journal of the Royal Statistical Society: Series B (Statistical
+       Methodology), 69(3), 369-390.
+       https://doi.org/10.1111/j.1467-9868.2007.00593.x
 
     Examples
     --------

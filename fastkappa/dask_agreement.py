@@ -91,6 +91,18 @@ def agreement(item, rater, label, *, labels=None, n_classes=None, missing=None,
     -------
     Agreement
 
+    References
+    ----------
+    .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its variance
+       in the presence of high agreement. British Journal of Mathematical and
+       Statistical Psychology, 61(1), 29-48.
+       https://doi.org/10.1348/000711006X126600
+    .. [2] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.).
+       Advanced Analytics, LLC.
+    .. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+       Departmental Papers (ASC) 43, Annenberg School for Communication,
+       University of Pennsylvania.
+
     Examples
     --------
     >>> import dask.array as da, numpy as np

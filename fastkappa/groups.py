@@ -253,6 +253,25 @@ def kappa_by_group(
     -------
     KappaByGroup
 
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+    .. [3] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample standard
+       errors of kappa and weighted kappa. Psychological Bulletin, 72(5),
+       323-327. https://doi.org/10.1037/h0028106
+    .. [4] Efron, B. (1987). Better bootstrap confidence intervals. Journal of the
+       American Statistical Association, 82(397), 171-185.
+       https://doi.org/10.1080/01621459.1987.10478410
+    .. [5] Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data.
+       Journal of the Royal Statistical Society: Series B (Statistical
+       Methodology), 69(3), 369-390.
+       https://doi.org/10.1111/j.1467-9868.2007.00593.x
+
     Examples
     --------
     >>> import fastkappa as fk

@@ -112,6 +112,7 @@ def qwk_score(
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights; QWK by default.
     sample_weight : array_like of shape (n,), optional
+        Non-negative weight of each row.
 
     Returns
     -------
@@ -399,7 +400,16 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
 
     Returns
     -------
-    (gradient, hessian) : tuple of ndarray of shape (n,)
+    gradient : ndarray of shape (n,)
+        Exact gradient of ``n * (1 - continuous_qwk)`` per prediction.
+    hessian : ndarray of shape (n,)
+        Positive curvature ``2 w_i / (W D)`` (see the module notes).
+
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
 
     Examples
     --------
@@ -477,6 +487,12 @@ def lightgbm_qwk_objective() -> Callable:
     :func:`fastkappa.optimize_thresholds` fitted on held-out margins, and
     monitor with :func:`lightgbm_eval_metric` given those ``thresholds``.
 
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
+
     Examples
     --------
     >>> import numpy as np
@@ -507,6 +523,12 @@ def xgboost_qwk_objective() -> Callable:
     hessian)`` from :func:`continuous_qwk_gradient`; predictions are raw
     margins starting from ``base_score``: cut them with
     :func:`fastkappa.optimize_thresholds` fitted on held-out margins.
+
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
 
     Examples
     --------

@@ -175,6 +175,15 @@ def cohen_kappa(
     or ``labels`` such as 1..5) skip the confusion matrix: five running sums
     of class indices give QWK exactly, in one pass at memory speed.
 
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+
     Examples
     --------
     >>> import fastkappa as fk
@@ -203,7 +212,29 @@ def cohen_kappa(
 def quadratic_weighted_kappa(y_true: ArrayLike, y_pred: ArrayLike, **kwargs) -> float:
     """Quadratic-weighted kappa (QWK): :func:`cohen_kappa` with ``weights='quadratic'``.
 
-    Takes every keyword of :func:`cohen_kappa` but ``weights``.
+    Parameters
+    ----------
+    y_true, y_pred : array_like of shape (n,)
+        Labels of the two raters, as for :func:`cohen_kappa`.
+    **kwargs
+        Every keyword of :func:`cohen_kappa` but ``weights`` (``labels``,
+        ``n_classes``, ``sample_weight``, ``ignore_index``, ``nan_policy``,
+        ``thresholds``, ``replace_undefined_by``).
+
+    Returns
+    -------
+    float
+        QWK, in [-1, 1]; ``replace_undefined_by`` when it is undefined.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+    .. [2] Fleiss, J. L., & Cohen, J. (1973). The equivalence of weighted kappa and
+       the intraclass correlation coefficient as measures of reliability.
+       Educational and Psychological Measurement, 33(3), 613-619.
+       https://doi.org/10.1177/001316447303300309
 
     Examples
     --------
@@ -232,6 +263,33 @@ def cohen_kappa_score(
     (scikit-learn silently drops those rows), weighted kappa on unordered
     strings raises, and the undefined case warns with
     :class:`UndefinedKappaWarning`.
+
+    Parameters
+    ----------
+    y1, y2 : array_like of shape (n,)
+        Labels of the two raters.
+    labels : array_like, optional
+        The classes in scale order; default the sorted union of both.
+    weights : {None, 'linear', 'quadratic'}, optional
+        Disagreement weights by class index (None: unweighted kappa).
+    sample_weight : array_like of shape (n,), optional
+        Non-negative weight of each row.
+    replace_undefined_by : float, default nan
+        Returned when kappa is undefined (zero expected disagreement).
+
+    Returns
+    -------
+    float
+        Cohen's kappa.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
 
     Examples
     --------
@@ -293,6 +351,31 @@ def kappa_from_confusion(
 
     Products of counts are formed in float64, so tables with N beyond 2**32
     (far past where int64 products overflow) give the right kappa.
+
+    Parameters
+    ----------
+    confusion : array_like of shape (K, K)
+        Non-negative counts (or sums of weights), rows ``y_true`` classes,
+        columns ``y_pred`` classes.
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K), optional
+        Disagreement weights by class index (see :func:`weight_matrix`).
+    replace_undefined_by : float, default nan
+        Returned, with an :class:`UndefinedKappaWarning`, when kappa is
+        undefined (zero expected disagreement).
+
+    Returns
+    -------
+    float
+        ``1 - sum(w * O) / sum(w * E)``.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
 
     Examples
     --------

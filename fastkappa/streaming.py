@@ -97,6 +97,15 @@ class CohenKappa:
         total = rdd.mapPartitions(score).reduce(lambda a, b: a + b)
         total.compute(), total.ci(seed=0)
 
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104
+    .. [2] Cohen, J. (1968). Weighted kappa: Nominal scale agreement provision for
+       scaled disagreement or partial credit. Psychological Bulletin, 70(4),
+       213-220. https://doi.org/10.1037/h0026256
+
     Examples
     --------
     >>> import fastkappa as fk
@@ -557,6 +566,15 @@ class CohenKappa:
             If any batch carried ``sample_weight``: a weighted interval
             resamples the rows with their weights, which the matrix no longer
             holds.
+
+        References
+        ----------
+        .. [1] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample
+           standard errors of kappa and weighted kappa. Psychological Bulletin,
+           72(5), 323-327. https://doi.org/10.1037/h0028106
+        .. [2] Efron, B. (1987). Better bootstrap confidence intervals. Journal of
+           the American Statistical Association, 82(397), 171-185.
+           https://doi.org/10.1080/01621459.1987.10478410
 
         Examples
         --------

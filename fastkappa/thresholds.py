@@ -427,6 +427,11 @@ def optimize_thresholds(
     - Tuning cut points on the rows you score is optimistic; see
       :class:`ThresholdOptimizer` with ``cv=`` for an out-of-fold estimate.
 
+    References
+    ----------
+    .. [1] Dinkelbach, W. (1967). On nonlinear fractional programming. Management
+       Science, 13(7), 492-498. https://doi.org/10.1287/mnsc.13.7.492
+
     Examples
     --------
     >>> import numpy as np
@@ -540,6 +545,12 @@ def continuous_qwk(
     Returns
     -------
     float
+
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
 
     Examples
     --------
@@ -783,6 +794,11 @@ class ThresholdOptimizer:
         increasing order.
     n_iter_ : int
         Dinkelbach steps (dynamic programmes) of the final fit.
+
+    References
+    ----------
+    .. [1] Dinkelbach, W. (1967). On nonlinear fractional programming. Management
+       Science, 13(7), 492-498. https://doi.org/10.1287/mnsc.13.7.492
 
     Examples
     --------

@@ -198,6 +198,13 @@ def kappa_loss(
 class KappaLoss(torch.nn.Module):
     """:func:`kappa_loss` as a ``torch.nn.Module`` (options fixed at construction).
 
+    References
+    ----------
+    .. [1] de la Torre, J., Puig, D., & Valls, A. (2018). Weighted kappa loss
+       function for multi-class classification of ordinal data in deep
+       learning. Pattern Recognition Letters, 105, 144-154.
+       https://doi.org/10.1016/j.patrec.2017.05.018
+
     Examples
     --------
     >>> import torch
@@ -253,6 +260,12 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
         A scalar with autograd (float32, or float64 for float64 input). A
         constant ``target`` gives the constant 1 with zero gradient and an
         :class:`fastkappa.UndefinedKappaWarning` (no signal in that batch).
+
+    References
+    ----------
+    .. [1] Lin, L. I.-K. (1989). A concordance correlation coefficient to evaluate
+       reproducibility. Biometrics, 45(1), 255-268.
+       https://doi.org/10.2307/2532051
 
     Examples
     --------
