@@ -38,7 +38,7 @@ def ratings(rng, n=60, n_raters=4, k=3, p_missing=0.2, agree=0.6):
        population=st.sampled_from([None, 50, 400]),
        weights=st.sampled_from([None, "quadratic"]))
 def test_population_size_matches_irrcac(seed, k, n_raters, population, weights):
-    irr = pytest.importorskip("irrCAC.raw")
+    import irrCAC.raw as irr  # installed by the README test command (--no-deps)
     rng = np.random.default_rng(seed)
     x = ratings(rng, 40, n_raters, k)
     a = _r.agreement_weights(k, weights)
