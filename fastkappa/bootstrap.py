@@ -66,6 +66,10 @@ TYPES_PER_UNIT_MAX = 0.25
 SERIAL_MAX_DRAWS = 200_000
 #: above this many K*K cells, joint cells are numbered by occupancy, not densely
 DENSE_CELLS_MAX = 1 << 16
+#: from this many classes, iid rows are resampled over the occupied cells only with
+#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
+#: dense path is as fast and keeps the replicates of earlier releases for a seed
+SPARSE_MIN_CLASSES = 16
 
 _NORMAL = statistics.NormalDist()
 
@@ -421,12 +425,34 @@ def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
 # --------------------------------------------------------------------------- kernels
 
 
+def weight_kind(wmat: np.ndarray) -> int:
+    """0 for a custom matrix, 1 unweighted, 2 linear, 3 quadratic: which closed form
+    of the expected disagreement ``r @ w @ c`` the kernels may use (O(K), not O(K^2)).
+    """
+    k = wmat.shape[0]
+    for kind, name in ((1, None), (2, "linear"), (3, "quadratic")):
+        if np.array_equal(wmat, _weights.weight_matrix(k, name)):
+            return kind
+    return 0
+
+
+def sparse_cells(units: Units) -> bool:
+    """True when ``units`` are iid rows (one cell per type) with many classes: the
+    replicates then come from :func:`_kernels.resampling._bootstrap_kappa_cells`."""
+    return units.kind == "cells" and units.n_classes >= SPARSE_MIN_CLASSES
+
+
 def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kappa of each model on the full data, computed the way replicates are: (M,).
 
     Also returns the joint cell totals.
     """
     kern = _kernels()
+    if sparse_cells(units):
+        est = kern._full_kappas_of_cells(units.type_counts, units.type_cell, units.cell_t,
+                                         units.cell_p, units.n_classes, wmat,
+                                         weight_kind(wmat))
+        return est, units.joint()
     return kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
                                  units.type_val, len(units.cell_t), units.cell_t,
                                  units.cell_p, units.n_classes, wmat)
@@ -438,8 +464,10 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
     """``n_resamples`` bootstrap replicates of each model's kappa: (n_resamples, M).
 
     A multinomial over unit types, or unit indices when almost every unit is
-    its own type (``by_index`` forces one or the other).  nan marks an
-    undefined replicate.
+    its own type (``by_index`` forces one or the other).  iid rows with
+    :data:`SPARSE_MIN_CLASSES` or more classes draw the occupied cells only
+    and score each replicate in O(cells + K) (:func:`sparse_cells`).  nan
+    marks an undefined replicate.
     """
     kern = _kernels()
     seeds = block_seeds(seed, n_resamples)
@@ -451,6 +479,12 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                                            units.cell_p, units.n_classes, wmat,
                                            n_resamples, seeds)
     serial = n_resamples * (units.n_types + len(units.cell_t)) <= SERIAL_MAX_DRAWS
+    if sparse_cells(units):
+        kernel = (kern._bootstrap_kappa_cells_serial if serial
+                  else kern._bootstrap_kappa_cells)
+        return kernel(units.type_counts, units.type_cell, np.int64(units.n_units),
+                      units.cell_t, units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                      n_resamples, seeds)
     kernel = kern._bootstrap_kappa_types_serial if serial else kern._bootstrap_kappa_types
     return kernel(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
                   np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes, wmat,

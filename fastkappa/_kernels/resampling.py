@@ -43,6 +43,8 @@ Kernels never raise: an undefined kappa (zero expected disagreement) is nan.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import prange
 
@@ -431,3 +433,325 @@ def _assign_types(order, h1, h2, unit_ptr, unit_cell, unit_bits):
             n_types += 1
         unit_type[u] = found
     return unit_type, reps[:n_types].copy()
+
+
+# --------------------------------------------------------------------------- many classes
+#
+# With many classes the dense path above costs O(K^2) per replicate (the
+# expected term ``r @ w @ c``) and one legacy binomial (~130 ns) per occupied
+# cell.  The kernels below keep a replicate at O(occupied cells + K): a fast
+# exact binomial sampler, and the expected term in O(K) for the named weights
+# (``wkind``: 0 a custom matrix, 1 unweighted, 2 linear, 3 quadratic).
+
+#: below this mean (n * min(p, 1 - p)) a binomial is drawn by inversion, above by BTRS
+_BTRS_MIN_MEAN = 10.0
+
+
+_TWO_M53 = 1.0 / 9007199254740992.0
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+#: Stirling's remainder of log(k!) for k < 10 (exact, from log-gamma)
+_STIRLING_TAIL = np.array([math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0)
+                                                   + _HALF_LOG_2PI) for k in range(10)])
+
+
+@jit()
+def _stirling_tail(x):
+    """``log(x!) - [(x + 1/2) log(x + 1) - (x + 1) + log(2 pi) / 2]`` for whole x >= 0."""
+    if x < 10.0:
+        return _STIRLING_TAIL[np.int64(x)]
+    x1 = x + 1.0
+    x1sq = x1 * x1
+    return (1.0 / 12.0 - (1.0 / 360.0 - 1.0 / 1260.0 / x1sq) / x1sq) / x1
+
+
+@jit()
+def _rng_init(seed, state):
+    """Seed a xoshiro256+ state (uint64 (4,)) from one integer by splitmix64.
+
+    A generator local to one block (no shared state), several times cheaper
+    per draw than NumPy's per-thread Mersenne Twister inside numba.
+    """
+    z = np.uint64(seed)
+    for i in range(4):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        x = z
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        state[i] = x ^ (x >> np.uint64(31))
+
+
+@jit()
+def _uniform(state):
+    """One uniform double in [0, 1) from a xoshiro256+ state (advanced in place)."""
+    s0 = state[0]
+    s1 = state[1]
+    s2 = state[2]
+    s3 = state[3]
+    result = s0 + s3
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    state[0] = s0
+    state[1] = s1
+    state[2] = s2
+    state[3] = s3
+    return np.float64(result >> np.uint64(11)) * _TWO_M53
+
+
+@jit()
+def _binomial_inversion(n, p, state):
+    """Binomial(n, p) by sequential inversion; ``p <= 1/2`` and a small mean."""
+    q = 1.0 - p
+    qn = math.exp(n * math.log1p(-p))
+    ratio = p / q
+    mean = n * p
+    bound = min(np.float64(n), mean + 10.0 * math.sqrt(mean * q + 1.0))
+    x = 0
+    px = qn
+    u = _uniform(state)
+    while u > px:
+        x += 1
+        if x > bound:  # rounding left u above the mass: start again
+            x = 0
+            px = qn
+            u = _uniform(state)
+        else:
+            u -= px
+            px *= (n - x + 1) * ratio / x
+    return x
+
+
+@jit()
+def _binomial_btrs(n, p, state):
+    """Binomial(n, p) by transformed rejection with squeeze (BTRS, Hörmann 1993).
+
+    ``p <= 1/2`` and ``n p >= 10``.  About 1.15 trials of two uniforms each;
+    most trials end at the squeeze, the rest at the exact bound
+    ``log f(k) - log f(m)`` (Stirling's series with its remainder).
+    """
+    q = 1.0 - p
+    nf = np.float64(n)
+    spq = math.sqrt(nf * p * q)
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = nf * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    m = math.floor((nf + 1.0) * p)
+    while True:
+        u = _uniform(state) - 0.5
+        v = _uniform(state)
+        us = 0.5 - abs(u)
+        kf = math.floor((2.0 * a / us + b) * u + c)
+        if kf < 0.0 or kf > nf:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return np.int64(kf)
+        # log f(k) - log f(m) by Stirling's series (the linear terms cancel)
+        alpha = (2.83 + 5.1 / b) * spq
+        v = math.log(v * alpha / (a / (us * us) + b))
+        nk = nf - kf
+        nm = nf - m
+        bound = ((m + 0.5) * math.log((m + 1.0) / (kf + 1.0))
+                 + (nm + 0.5) * math.log((nm + 1.0) / (nk + 1.0))
+                 + (kf - m) * math.log(p * (nk + 1.0) / (q * (kf + 1.0)))
+                 + _stirling_tail(m) + _stirling_tail(nm)
+                 - _stirling_tail(kf) - _stirling_tail(nk))
+        if v <= bound:
+            return np.int64(kf)
+
+
+@jit()
+def _binomial(n, p, state):
+    """One exact Binomial(n, p) draw (int64) from a :func:`_rng_init` state."""
+    if n <= 0 or p <= 0.0:
+        return np.int64(0)
+    if p >= 1.0:
+        return np.int64(n)
+    flip = p > 0.5
+    pp = 1.0 - p if flip else p
+    if n * pp < _BTRS_MIN_MEAN:
+        x = np.int64(_binomial_inversion(n, pp, state))
+    else:
+        x = _binomial_btrs(n, pp, state)
+    return np.int64(n) - x if flip else x
+
+
+@jit()
+def _draw_multinomial_fast(counts, total, n, out, state):
+    """:func:`_draw_multinomial` with the fast sampler :func:`_binomial`."""
+    remaining_n = np.int64(n)
+    remaining = np.int64(total)
+    for t in range(counts.shape[0]):
+        c = np.int64(counts[t])
+        if remaining_n <= 0 or c <= 0:
+            out[t] = 0
+        elif c >= remaining:
+            out[t] = remaining_n
+            remaining_n = 0
+        else:
+            x = _binomial(remaining_n, c / remaining, state)
+            out[t] = x
+            remaining_n -= x
+        remaining -= c
+
+
+@jit()
+def _expected_disagreement(r, c, k, n, wmat, wkind):
+    """``r @ w @ c``: O(K) for the named weights, O(K * rows in use) for a matrix.
+
+    Integer margins give exactly the dense sum's value while the products stay
+    below 2**53 (the quadratic form switches to a centred one beyond that).
+    """
+    e = 0.0
+    if wkind == 1:  # 1 - [a == b]
+        for a in range(k):
+            if r[a] != 0.0:
+                e += r[a] * (n - c[a])
+    elif wkind == 2:  # |a - b|
+        s_all = 0.0
+        for b in range(k):
+            s_all += b * c[b]
+        below = 0.0  # sum_{b < a} c_b
+        s_below = 0.0  # sum_{b < a} b c_b
+        for a in range(k):
+            if r[a] != 0.0:
+                e += r[a] * (2.0 * (a * below - s_below) + s_all - a * n)
+            below += c[a]
+            s_below += a * c[a]
+    elif wkind == 3:  # (a - b)^2
+        sx = 0.0
+        sy = 0.0
+        sx2 = 0.0
+        sy2 = 0.0
+        for a in range(k):
+            fa = np.float64(a)
+            sx += fa * r[a]
+            sx2 += fa * fa * r[a]
+            sy += fa * c[a]
+            sy2 += fa * fa * c[a]
+        if n * n * (k - 1.0) * (k - 1.0) < 9007199254740992.0:
+            e = n * sx2 + n * sy2 - 2.0 * sx * sy
+        else:  # centred sums: no cancellation when the classes barely vary
+            mx = sx / n
+            my = sy / n
+            vx = 0.0
+            vy = 0.0
+            for a in range(k):
+                vx += r[a] * (a - mx) * (a - mx)
+                vy += c[a] * (a - my) * (a - my)
+            e = n * (vx + vy) + n * n * (mx - my) * (mx - my)
+    else:
+        for a in range(k):
+            ra = r[a]
+            if ra != 0.0:
+                acc = 0.0
+                for b in range(k):
+                    acc += wmat[a, b] * c[b]
+                e += ra * acc
+    return e
+
+
+@jit()
+def _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out):
+    """Kappa of each model from per-cell counts ``drawn`` (T,) into ``out`` (M,).
+
+    Units of kind "cells": type ``t`` is one row in joint cell
+    ``type_cell[t]``.  O(T + K) per model for the named weights.
+    """
+    n_types = drawn.shape[0]
+    for m in range(cell_p.shape[1]):
+        for a in range(k):
+            r[a] = 0.0
+            c[a] = 0.0
+        s = 0.0
+        n = 0.0
+        for t in range(n_types):
+            d = drawn[t]
+            if d != 0:
+                v = np.float64(d)
+                j = type_cell[t]
+                a = cell_t[j]
+                b = cell_p[j, m]
+                r[a] += v
+                c[b] += v
+                s += v * wmat[a, b]
+                n += v
+        e = _expected_disagreement(r, c, k, n, wmat, wkind)
+        if e > 0.0:
+            out[m] = 1.0 - n * s / e
+        else:
+            out[m] = np.nan
+
+
+@jit()
+def _full_kappas_of_cells(type_counts, type_cell, cell_t, cell_p, k, wmat, wkind):
+    """Kappas of the full data computed exactly as :func:`_cells_block` computes a
+    replicate (BCa counts ties with the estimate)."""
+    out = np.empty(cell_p.shape[1], dtype=np.float64)
+    r = np.empty(k, dtype=np.float64)
+    c = np.empty(k, dtype=np.float64)
+    _kappas_of_cells(type_counts, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out)
+    return out
+
+
+@jit()
+def _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind, seed,
+                 lo, hi, out):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_cells`, from one seed."""
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
+    drawn = np.empty(type_counts.shape[0], dtype=np.int64)
+    r = np.empty(k, dtype=np.float64)
+    c = np.empty(k, dtype=np.float64)
+    for rep in range(lo, hi):
+        _draw_multinomial_fast(type_counts, n_units, n_units, drawn, state)
+        _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out[rep])
+
+
+@jit(parallel=True)
+def _bootstrap_kappa_cells(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind,
+                           n_rep, block_seeds):
+    """Bootstrap kappas of iid rows over the occupied cells only: (n_rep, M).
+
+    One exact fast binomial per occupied cell and O(cells + K) for each
+    model's kappa; memory O(cells + K) per block.
+    """
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind,
+                     block_seeds[b], lo, hi, out)
+    return out
+
+
+@jit()
+def _bootstrap_kappa_cells_serial(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat,
+                                  wkind, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_cells` on one thread (same blocks, same result)."""
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in range(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind,
+                     block_seeds[b], lo, hi, out)
+    return out
+
+
+@jit()
+def _binomial_draws(n, p, size, seed):
+    """``size`` draws of :func:`_binomial` (for tests against SciPy's pmf)."""
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
+    out = np.empty(size, dtype=np.int64)
+    for i in range(size):
+        out[i] = _binomial(n, p, state)
+    return out
