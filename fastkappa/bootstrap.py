@@ -70,6 +70,12 @@ DENSE_CELLS_MAX = 1 << 16
 #: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
 #: dense path is as fast and keeps the replicates of earlier releases for a seed
 SPARSE_MIN_CLASSES = 16
+#: a paired comparison of iid rows draws rows straight into per-model tables when
+#: its joint types exceed this share of the rows (a multinomial over joint types
+#: then costs about a binomial per row and a joint table as long as the data)
+ROWS_MIN_TYPES_PER_ROW = 1 / 16
+#: rows per chunk of that path: the draws falling in a chunk touch only its rows
+ROW_CHUNK = 4096
 
 _NORMAL = statistics.NormalDist()
 
@@ -488,6 +494,47 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
     kernel = kern._bootstrap_kappa_types_serial if serial else kern._bootstrap_kappa_types
     return kernel(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
                   np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes, wmat,
+                  n_resamples, seeds)
+
+
+def use_row_tables(n_types: int, n_rows: int, n_classes: int, n_models: int) -> bool:
+    """Whether a paired bootstrap of iid rows should draw rows into per-model tables
+    (:func:`bootstrap_kappas_rows`) rather than a multinomial over joint types:
+    when the types are many and the M (K, K) tables are small next to the rows."""
+    return (n_types > ROWS_MIN_TYPES_PER_ROW * n_rows
+            and 4 * n_models * n_classes * n_classes <= n_rows)
+
+
+def row_cells(t_idx: np.ndarray, p_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """(N, M) C-ordered ``t * K + p`` per row and model, in the smallest unsigned dtype."""
+    kk = n_classes * n_classes
+    dtype = np.uint8 if kk <= 1 << 8 else np.uint16 if kk <= 1 << 16 else np.int64
+    out = np.empty((len(t_idx), p_idx.shape[0]), dtype=dtype)
+    base = t_idx.astype(np.int64) * n_classes
+    for m in range(p_idx.shape[0]):
+        out[:, m] = base + p_idx[m]
+    return out
+
+
+def bootstrap_kappas_rows(cells: np.ndarray, row_w: np.ndarray | None, n_classes: int,
+                          wmat: np.ndarray, n_resamples: int,
+                          seed: np.random.SeedSequence) -> np.ndarray:
+    """Paired bootstrap replicates of M models' kappas by drawing rows: (n_resamples, M).
+
+    ``cells`` is :func:`row_cells`; ``row_w`` the rows' sample weights (None for
+    plain counts).  Each replicate draws N rows with replacement (a multinomial
+    over chunks of :data:`ROW_CHUNK` rows, uniform within a chunk) and adds
+    every drawn row to the M (K, K) tables: O(N M) per replicate, no joint
+    table.  Blocks of replicates are seeded by :func:`block_seeds`, so the
+    result does not depend on the number of threads.
+    """
+    kern = _kernels()
+    seeds = block_seeds(seed, n_resamples)
+    w = np.empty(0) if row_w is None else np.ascontiguousarray(row_w, dtype=np.float64)
+    serial = n_resamples * len(cells) <= SERIAL_MAX_DRAWS
+    kernel = (kern._bootstrap_kappa_row_tables_serial if serial
+              else kern._bootstrap_kappa_row_tables)
+    return kernel(np.ascontiguousarray(cells), w, np.int64(ROW_CHUNK), n_classes, wmat,
                   n_resamples, seeds)
 
 

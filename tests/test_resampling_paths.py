@@ -226,6 +226,129 @@ def test_sparse_kappa_ci_is_reproducible_for_a_seed():
     assert not np.array_equal(a.distribution, c.distribution)
 
 
+# --------------------------------------------------------------------------- many joint rows
+
+
+def _independent_models(n, n_models=3, k=5, seed=0):
+    """Models erring independently on every row: almost a joint type per row."""
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, k, n)
+    models = {f"m{i}": np.clip(t + rng.integers(-2, 3, n), 0, k - 1)
+              for i in range(n_models)}
+    return t, models
+
+
+def _type_and_row_replicates(n=3000, reps=4000, weighted=False, chunk=None):
+    k = 5
+    t, models = _independent_models(n)
+    p = np.stack(list(models.values()))
+    w = fk.weight_matrix(k, "quadratic")
+    cells_joint = t.astype(np.int64)
+    for m in range(p.shape[0]):
+        cells_joint = cells_joint * k + p[m]
+    used, cells = np.unique(cells_joint, return_inverse=True)
+    cell_p = np.stack([(used // k ** (p.shape[0] - 1 - m)) % k for m in range(p.shape[0])],
+                      axis=1)
+    cell_t = used // k ** p.shape[0]
+    sw = np.random.default_rng(1).choice([0.5, 1.0, 2.0], n) if weighted else None
+    units = bs.units_from_rows(cells, sw, cell_t, cell_p, k)
+    by_types = bs.bootstrap_kappas(units, w, reps, np.random.SeedSequence(1), by_index=False)
+    rc = bs.row_cells(t, p, k)
+    if chunk is None:
+        by_rows = bs.bootstrap_kappas_rows(rc, sw, k, w, reps, np.random.SeedSequence(2))
+    else:
+        by_rows = _kern()._bootstrap_kappa_row_tables(
+            rc, np.empty(0) if sw is None else sw, np.int64(chunk), k, w, reps,
+            bs.block_seeds(np.random.SeedSequence(2), reps))
+    est = bs.full_kappas(units, w)[0]
+    return by_types, by_rows, est
+
+
+def _same_distribution(a, b):
+    """Seeded samples of B = 4,000: KS p > 1e-3, means within 4 SE of a difference,
+    SDs within 8% (the SD of a sample SD at B = 4,000 is about 1.1%)."""
+    assert stats.ks_2samp(a, b).pvalue > 1e-3
+    se = np.sqrt(a.var() / len(a) + b.var() / len(b))
+    assert abs(a.mean() - b.mean()) < 4 * se
+    assert b.std() == pytest.approx(a.std(), rel=0.08)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_row_tables_match_the_joint_type_path_in_distribution(weighted):
+    by_types, by_rows, est = _type_and_row_replicates(weighted=weighted)
+    assert by_rows.shape == by_types.shape == (4000, 3)
+    for m in range(3):
+        _same_distribution(by_types[:, m], by_rows[:, m])
+    # paired: the difference of two models, which is what compare reports
+    _same_distribution(by_types[:, 0] - by_types[:, 1], by_rows[:, 0] - by_rows[:, 1])
+    assert np.all(np.abs(by_rows.mean(axis=0) - est) < 4 * by_rows.std(axis=0))
+
+
+def test_row_tables_with_many_small_chunks_draw_the_same_distribution():
+    """Chunks of 7 rows (a multinomial over 429 chunks) against the type path."""
+    by_types, by_rows, _ = _type_and_row_replicates(chunk=7)
+    for m in range(3):
+        _same_distribution(by_types[:, m], by_rows[:, m])
+
+
+def test_row_tables_serial_parallel_and_thread_counts_agree(threads):
+    t, models = _independent_models(2500, n_models=4)
+    k = 5
+    rc = bs.row_cells(t, np.stack(list(models.values())), k)
+    w = fk.weight_matrix(k, "linear")
+    seeds = bs.block_seeds(np.random.SeedSequence(4), 300)
+    sw = np.random.default_rng(2).random(len(t))
+    kern = _kern()
+    for row_w in (np.empty(0), sw):
+        args = (rc, row_w, np.int64(1000), k, w, 300, seeds)
+        serial = kern._bootstrap_kappa_row_tables_serial(*args)
+        numba.set_num_threads(1)
+        one = kern._bootstrap_kappa_row_tables(*args)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = kern._bootstrap_kappa_row_tables(*args)
+        np.testing.assert_array_equal(one, two)
+        np.testing.assert_array_equal(one, serial)
+        assert np.all(np.isfinite(one))
+
+
+def test_row_cells_code_each_model_table_cell():
+    t = np.array([0, 1, 2, 2])
+    p = np.array([[0, 2, 1, 2], [1, 1, 0, 2]])
+    rc = bs.row_cells(t, p, 3)
+    assert rc.dtype == np.uint8 and rc.flags.c_contiguous
+    np.testing.assert_array_equal(rc, [[0, 1], [5, 4], [7, 6], [8, 8]])
+    assert bs.row_cells(np.array([0]), np.array([[0]]), 200).dtype == np.uint16
+    assert bs.row_cells(np.array([0]), np.array([[0]]), 300).dtype == np.int64
+
+
+def test_compare_takes_the_row_path_on_independent_errors_and_matches_sklearn():
+    t, models = _independent_models(4000, n_models=3)
+    n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
+    assert bs.use_row_tables(n_types, len(t), 5, 3)
+    res = fk.compare(t, models, weights="quadratic", n_classes=5, n_resamples=400, seed=3)
+    for nm, p in models.items():
+        est = cohen_kappa_score(t, p, labels=range(5), weights="quadratic")
+        assert res.models[nm].estimate == pytest.approx(est, abs=1e-12)
+        assert res.models[nm].low < est < res.models[nm].high
+    again = fk.compare(t, models, weights="quadratic", n_classes=5, n_resamples=400, seed=3)
+    flipped = fk.compare(t, dict(reversed(models.items())), weights="quadratic",
+                         n_classes=5, n_resamples=400, seed=3)
+    for nm in models:
+        np.testing.assert_array_equal(res.models[nm].distribution,
+                                      again.models[nm].distribution)
+        np.testing.assert_array_equal(res.models[nm].distribution,
+                                      flipped.models[nm].distribution)
+
+
+def test_compare_keeps_the_joint_type_path_when_models_copy_the_truth():
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, 5, 20_000)
+    preds = np.stack([np.where(rng.random(len(t)) < 0.9, t, rng.integers(0, 5, len(t)))
+                      for _ in range(3)])
+    n_types = np.unique(np.vstack([t, preds]), axis=1).shape[1]
+    assert not bs.use_row_tables(n_types, len(t), 5, 3)
+
+
 # --------------------------------------------------------------------------- pure Python
 
 PURE = textwrap.dedent("""
@@ -246,6 +369,10 @@ PURE = textwrap.dedent("""
         est = bs.full_kappas(units, w)[0]
         reps = bs.bootstrap_kappas(units, w, 20, np.random.SeedSequence(1))[:, 0]
         out[str(name)] = [float(est[0]), bool(np.all(np.isfinite(reps)))]
+    rc = bs.row_cells(t, np.stack([p, np.roll(p, 1)]), k)
+    w = fk.weight_matrix(k, "quadratic")
+    rows = bs.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
+    out["rows"] = rows.tolist()
     out["binom"] = [int(v) for v in kern._binomial_draws(10**6, 2e-4, 200, 3)]
     out["binom_small"] = [int(v) for v in kern._binomial_draws(20, 0.3, 200, 3)]
     print(json.dumps(out))
@@ -266,4 +393,5 @@ def test_new_kernels_as_plain_python_give_the_compiled_results():
         assert plain[key][0] == pytest.approx(compiled[key][0], abs=1e-12)
     # the generator is ours (not NumPy's per-thread one): identical draws either way
     assert plain["binom"] == compiled["binom"]
+    np.testing.assert_allclose(plain["rows"], compiled["rows"], rtol=0, atol=1e-12)
     assert plain["binom_small"] == compiled["binom_small"]

@@ -755,3 +755,100 @@ def _binomial_draws(n, p, size, seed):
     for i in range(size):
         out[i] = _binomial(n, p, state)
     return out
+
+
+# --------------------------------------------------------------------------- many joint rows
+#
+# When almost every row of a paired comparison has its own joint cell, a
+# multinomial over joint cells costs one binomial per row and a pass over a
+# joint table as long as the data.  Instead each replicate draws rows and adds
+# every drawn row straight into the M per-model (K x K) tables.  Rows are split
+# into fixed chunks of ``chunk`` rows: a multinomial over the chunks (one
+# binomial per chunk) says how many draws fall in each, then the draws inside a
+# chunk are uniform over its rows, so the data a chunk's draws touch stay in
+# cache.  The pair (multinomial over chunks, uniform within a chunk) is exactly
+# N draws with replacement from N rows.
+
+
+@jit()
+def _rows_tables_block(row_cells, row_w, chunk, k, wmat, seed, lo, hi, out):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_row_tables`, from one seed."""
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
+    n = row_cells.shape[0]
+    n_models = row_cells.shape[1]
+    kk = k * k
+    weighted = row_w.shape[0] == n
+    n_chunks = (n + chunk - 1) // chunk
+    sizes = np.empty(n_chunks, dtype=np.int64)
+    for g in range(n_chunks):
+        sizes[g] = min(chunk, n - g * chunk)
+    drawn = np.empty(n_chunks, dtype=np.int64)
+    tables = np.empty((n_models, kk), dtype=np.float64)
+    cell_t = np.empty(kk, dtype=np.int64)
+    cell_p = np.empty((kk, 1), dtype=np.int64)
+    for j in range(kk):
+        cell_t[j] = j // k
+        cell_p[j, 0] = j % k
+    r = np.empty(k, dtype=np.float64)
+    c = np.empty(k, dtype=np.float64)
+    res = np.empty(1, dtype=np.float64)
+    hits = np.zeros(min(chunk, n), dtype=np.int64)
+    for rep in range(lo, hi):
+        tables[:, :] = 0.0
+        _draw_multinomial_fast(sizes, n, n, drawn, state)
+        for g in range(n_chunks):
+            start = g * chunk
+            size = sizes[g]
+            fsize = np.float64(size)
+            # how often each row of the chunk is drawn, then one pass over its rows
+            for _ in range(drawn[g]):
+                hits[min(np.int64(_uniform(state) * fsize), size - 1)] += 1
+            # branch-free: a third of the rows are not drawn, adding 0 beats mispredicting
+            if weighted:
+                for i in range(size):
+                    v = hits[i] * row_w[start + i]
+                    hits[i] = 0
+                    for m in range(n_models):
+                        tables[m, row_cells[start + i, m]] += v
+            else:
+                for i in range(size):
+                    v = np.float64(hits[i])
+                    hits[i] = 0
+                    for m in range(n_models):
+                        tables[m, row_cells[start + i, m]] += v
+        for m in range(n_models):
+            _kappas_from_joint(tables[m], cell_t, cell_p, k, wmat, r, c, res)
+            out[rep, m] = res[0]
+
+
+@jit(parallel=True)
+def _bootstrap_kappa_row_tables(row_cells, row_w, chunk, k, wmat, n_rep, block_seeds):
+    """Paired bootstrap kappas by drawing rows into per-model tables: (n_rep, M).
+
+    ``row_cells[i, m] = t_i * K + p_{m,i}`` (any integer dtype, C order);
+    ``row_w`` holds each row's sample weight, or is empty for plain counts.
+    O(N M) per replicate with no joint table; memory O(N / chunk + M K^2)
+    per block.
+    """
+    out = np.empty((n_rep, row_cells.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _rows_tables_block(row_cells, row_w, chunk, k, wmat, block_seeds[b], lo, hi, out)
+    return out
+
+
+@jit()
+def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_row_tables` on one thread (same blocks, same result)."""
+    out = np.empty((n_rep, row_cells.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in range(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _rows_tables_block(row_cells, row_w, chunk, k, wmat, block_seeds[b], lo, hi, out)
+    return out
