@@ -459,9 +459,9 @@ def _stirling_tail(x):
     """``log(x!) - [(x + 1/2) log(x + 1) - (x + 1) + log(2 pi) / 2]`` for whole x >= 0."""
     if x < 10.0:
         return _STIRLING_TAIL[np.int64(x)]
-    x1 = x + 1.0
-    x1sq = x1 * x1
-    return (1.0 / 12.0 - (1.0 / 360.0 - 1.0 / 1260.0 / x1sq) / x1sq) / x1
+    inv = 1.0 / (x + 1.0)
+    inv2 = inv * inv
+    return (1.0 / 12.0 - (1.0 / 360.0 - inv2 * (1.0 / 1260.0)) * inv2) * inv
 
 
 @jit()
@@ -541,6 +541,9 @@ def _binomial_btrs(n, p, state):
     c = nf * p + 0.5
     v_r = 0.92 - 4.2 / b
     m = math.floor((nf + 1.0) * p)
+    h = np.nan
+    alpha = 0.0
+    lpq = 0.0
     while True:
         u = _uniform(state) - 0.5
         v = _uniform(state)
@@ -550,16 +553,19 @@ def _binomial_btrs(n, p, state):
             continue
         if us >= 0.07 and v <= v_r:
             return np.int64(kf)
-        # log f(k) - log f(m) by Stirling's series (the linear terms cancel)
-        alpha = (2.83 + 5.1 / b) * spq
+        # log f(k) - log f(m) by Stirling's series (the linear terms cancel); the
+        # terms in m depend on (n, p) only and are computed once per call
+        if h != h:
+            h = _stirling_tail(m) + _stirling_tail(nf - m)
+            alpha = (2.83 + 5.1 / b) * spq
+            lpq = math.log(p / q)
         v = math.log(v * alpha / (a / (us * us) + b))
         nk = nf - kf
         nm = nf - m
         bound = ((m + 0.5) * math.log((m + 1.0) / (kf + 1.0))
                  + (nm + 0.5) * math.log((nm + 1.0) / (nk + 1.0))
-                 + (kf - m) * math.log(p * (nk + 1.0) / (q * (kf + 1.0)))
-                 + _stirling_tail(m) + _stirling_tail(nm)
-                 - _stirling_tail(kf) - _stirling_tail(nk))
+                 + (kf - m) * (lpq + math.log((nk + 1.0) / (kf + 1.0)))
+                 + h - _stirling_tail(kf) - _stirling_tail(nk))
         if v <= bound:
             return np.int64(kf)
 
