@@ -70,6 +70,10 @@ DENSE_CELLS_MAX = 1 << 16
 #: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
 #: dense path is as fast and keeps the replicates of earlier releases for a seed
 SPARSE_MIN_CLASSES = 16
+#: the sparse path draws cells as Poisson variates topped up to N (one uniform per
+#: cell) when the cells outnumber sqrt(N) and their CDF tables stay below this many
+#: entries; else one fast binomial per cell
+POISSON_TABLE_MAX = 1 << 20
 #: a paired comparison of iid rows draws rows straight into per-model tables when
 #: its joint types exceed this share of the rows (a multinomial over joint types
 #: then costs about a binomial per row and a joint table as long as the data)
@@ -448,6 +452,32 @@ def sparse_cells(units: Units) -> bool:
     return units.kind == "cells" and units.n_classes >= SPARSE_MIN_CLASSES
 
 
+def _poisson_tables(units: Units):
+    """The Poisson-and-top-up tables of iid cells, or None when binomials are cheaper
+    (fewer cells than sqrt(N)) or the tables would be too large.
+
+    Poisson means sum to ``N - 2 sqrt(N)``: the total exceeds N (and the draw is
+    repeated) about 2% of the time, and about ``2 sqrt(N)`` rows top it up.
+    """
+    n = units.n_units
+    root = math.sqrt(n)
+    if units.n_types <= root or n - 2.0 * root <= 0:
+        return None
+    counts = units.type_counts
+    # cells with equal counts share a table (a few hundred distinct counts at most
+    # where a table is worth it), so the tables stay small and in cache
+    uniq, tab_of = np.unique(counts, return_inverse=True)
+    lam = uniq * ((n - 2.0 * root) / n)
+    width = np.ceil(2.0 * (10.0 * np.sqrt(lam) + 10.0)) + 2.0
+    if width.sum() > POISSON_TABLE_MAX:
+        return None
+    kern = _kernels()
+    lo, ptr, cdf, guide = kern._poisson_tables(lam)
+    cum = np.cumsum(counts)
+    return (tab_of.astype(np.int64), lo, ptr, cdf, guide, cum,
+            kern._categorical_guide(cum))
+
+
 def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kappa of each model on the full data, computed the way replicates are: (M,).
 
@@ -486,6 +516,13 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                                            n_resamples, seeds)
     serial = n_resamples * (units.n_types + len(units.cell_t)) <= SERIAL_MAX_DRAWS
     if sparse_cells(units):
+        tables = _poisson_tables(units)
+        if tables is not None:
+            kernel = (kern._bootstrap_kappa_cells_poisson_serial if serial
+                      else kern._bootstrap_kappa_cells_poisson)
+            return kernel(*tables, np.int64(units.n_units), units.type_cell, units.cell_t,
+                          units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                          n_resamples, seeds)
         kernel = (kern._bootstrap_kappa_cells_serial if serial
                   else kern._bootstrap_kappa_cells)
         return kernel(units.type_counts, units.type_cell, np.int64(units.n_units),

@@ -171,8 +171,46 @@ def test_many_classes_take_the_sparse_path_and_few_keep_the_dense_one():
     assert not bs.sparse_cells(_units(*_banded(500, 5), 5))
 
 
+def test_poisson_multinomial_draws_the_right_distribution():
+    """Poisson variates topped up to N: every cell's mean and variance, and the
+    variance of sums of many cells (n p (1 - p): twice that for unconditioned
+    Poisson counts at p = 1/2), match the multinomial."""
+    counts = np.array([5000, 300, 150, 50, 7, 1, 1, 2, 900, 40] * 30, dtype=np.int64)
+    n, reps = int(counts.sum()), 20_000
+    out = _kern()._poisson_multinomial_draws(counts, reps, 5)
+    assert np.all(out.sum(axis=1) == n) and out.min() >= 0
+    prob = counts / n
+    z = (out.mean(axis=0) - n * prob) / np.sqrt(n * prob * (1 - prob) / reps)
+    assert abs(z.mean()) < 4 / np.sqrt(len(z)) and abs(z.var() - 1) < 4 * np.sqrt(2 / len(z))
+    ratio = out.var(axis=0, ddof=1) / (n * prob * (1 - prob))
+    assert abs(ratio.mean() - 1) < 4 * np.sqrt(2 / reps / len(ratio))
+    for sel in (slice(0, 150), slice(0, 300, 10), slice(8, 300, 10)):
+        pa = prob[sel].sum()
+        assert out[:, sel].sum(axis=1).var(ddof=1) / (n * pa * (1 - pa)) == pytest.approx(
+            1.0, abs=5 * np.sqrt(2 / reps))
+
+
+def test_poisson_tables_are_cdfs():
+    lam = np.array([0.3, 1.0, 17.5, 200.0, 5000.0])
+    lo, ptr, cdf, guide = _kern()._poisson_tables(lam)
+    for t, m in enumerate(lam):
+        seg = cdf[ptr[t]:ptr[t + 1]]
+        ks = lo[t] + np.arange(len(seg))
+        assert seg[-1] == 1.0 and np.all(np.diff(seg[:-1]) >= 0)
+        np.testing.assert_allclose(seg[:-1], stats.poisson.cdf(ks[:-1], m), rtol=1e-9,
+                                   atol=1e-15)
+        assert stats.poisson.cdf(lo[t] - 1, m) < 1e-16  # mass left out below the window
+        assert stats.poisson.sf(ks[-1], m) < 1e-16  # and above it
+        # guide entry g: the first entry whose CDF reaches g / width
+        g = np.arange(len(seg))
+        first = np.searchsorted(seg, g / len(seg), side="left")
+        np.testing.assert_array_equal(guide[ptr[t]:ptr[t + 1]] - ptr[t], first)
+
+
+@pytest.mark.parametrize("poisson", [True, False])
 @pytest.mark.parametrize("weights", [None, "quadratic"])
-def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights):
+def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights, poisson,
+                                                                 monkeypatch):
     """Different draws (fast sampler vs NumPy's binomial), same distribution.
 
     Two seeded samples of 4,000 replicates each: the two-sample KS test has
@@ -183,6 +221,9 @@ def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights):
     k = 30
     t, p = _banded(4000, k, seed=3)
     units = _units(t, p, k)
+    if not poisson:
+        monkeypatch.setattr(bs, "POISSON_TABLE_MAX", 0)
+    assert (bs._poisson_tables(units) is not None) == poisson
     w = fk.weight_matrix(k, weights)
     reps = 4000
     seeds = bs.block_seeds(np.random.SeedSequence(5), reps)
@@ -211,6 +252,17 @@ def test_sparse_bootstrap_serial_parallel_and_thread_counts_agree(threads):
     one = kern._bootstrap_kappa_cells(*args)
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     two = kern._bootstrap_kappa_cells(*args)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one, serial)
+    assert np.all(np.isfinite(one))
+    tables = bs._poisson_tables(units)
+    assert tables is not None
+    args = (*tables, np.int64(units.n_units), units.type_cell, *args[3:])
+    serial = kern._bootstrap_kappa_cells_poisson_serial(*args)
+    numba.set_num_threads(1)
+    one = kern._bootstrap_kappa_cells_poisson(*args)
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    two = kern._bootstrap_kappa_cells_poisson(*args)
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one, serial)
     assert np.all(np.isfinite(one))
@@ -374,6 +426,8 @@ PURE = textwrap.dedent("""
     rows = bs.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
     out["rows"] = rows.tolist()
     out["binom"] = [int(v) for v in kern._binomial_draws(10**6, 2e-4, 200, 3)]
+    out["poisson"] = kern._poisson_multinomial_draws(
+        np.array([50, 3, 1, 20, 7]), 30, 4).ravel().tolist()
     out["binom_small"] = [int(v) for v in kern._binomial_draws(20, 0.3, 200, 3)]
     print(json.dumps(out))
 """)
@@ -393,5 +447,6 @@ def test_new_kernels_as_plain_python_give_the_compiled_results():
         assert plain[key][0] == pytest.approx(compiled[key][0], abs=1e-12)
     # the generator is ours (not NumPy's per-thread one): identical draws either way
     assert plain["binom"] == compiled["binom"]
+    assert plain["poisson"] == compiled["poisson"]
     np.testing.assert_allclose(plain["rows"], compiled["rows"], rtol=0, atol=1e-12)
     assert plain["binom_small"] == compiled["binom_small"]

@@ -858,3 +858,184 @@ def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, 
         hi = min(n_rep, lo + step)
         _rows_tables_block(row_cells, row_w, chunk, k, wmat, block_seeds[b], lo, hi, out)
     return out
+
+
+# --------------------------------------------------------------------------- many cells, large N
+#
+# A multinomial over T cells needs T conditional binomials, one after another.
+# When the cells are many, a cheaper exact draw exists: independent
+# X_t ~ Poisson(lam_t) with lam_t proportional to the cell counts are, given
+# their sum S, Multinomial(S, c / N).  With sum(lam) = N - 2 sqrt(N), S <= N
+# almost always (else the draw is repeated, which keeps the conditional law),
+# and N - S more rows drawn one by one from c / N complete a Multinomial(N,
+# c / N) exactly.  Each lam_t is the same in every replicate, so each Poisson
+# is an inversion of a precomputed CDF through a guide table: one uniform and
+# about two comparisons per cell.
+
+#: CDF tables span lam +- (_POISSON_SPAN * sqrt(lam) + _POISSON_SPAN): the mass
+#: left out is far below the resolution of a double-precision uniform
+_POISSON_SPAN = 10.0
+
+
+@jit()
+def _poisson_tables(lam):
+    """CDF tables of Poisson(lam_t) on a window around each mean, with guide tables.
+
+    Returns ``(lo, ptr, cdf, guide)``: values ``lo[t] + i`` for entries
+    ``ptr[t] <= i < ptr[t + 1]``, their CDF (last entry 1), and for each
+    entry ``g`` of a cell the first entry whose CDF reaches ``g / width``.
+    """
+    n_cells = lam.shape[0]
+    lo = np.empty(n_cells, dtype=np.int64)
+    ptr = np.empty(n_cells + 1, dtype=np.int64)
+    ptr[0] = 0
+    for t in range(n_cells):
+        s = math.sqrt(lam[t])
+        a = max(0.0, math.floor(lam[t] - _POISSON_SPAN * s - _POISSON_SPAN))
+        b = math.ceil(lam[t] + _POISSON_SPAN * s + _POISSON_SPAN)
+        lo[t] = np.int64(a)
+        ptr[t + 1] = ptr[t] + np.int64(b - a) + 1
+    cdf = np.empty(ptr[n_cells], dtype=np.float64)
+    guide = np.empty(ptr[n_cells], dtype=np.int64)
+    for t in range(n_cells):
+        l0 = ptr[t]
+        l1 = ptr[t + 1]
+        lg = math.log(lam[t])
+        acc = 0.0
+        for i in range(l0, l1):
+            kf = np.float64(lo[t] + (i - l0))
+            acc += math.exp(kf * lg - lam[t] - math.lgamma(kf + 1.0))
+            cdf[i] = acc
+        cdf[l1 - 1] = 1.0
+        width = l1 - l0
+        i = l0
+        for g in range(width):
+            thr = g / width
+            while cdf[i] < thr:
+                i += 1
+            guide[l0 + g] = i
+    return lo, ptr, cdf, guide
+
+
+@jit()
+def _categorical_guide(cum):
+    """Guide over cumulative counts ``cum`` (T,): entry g = first t with cum[t] > g N / T."""
+    n_cells = cum.shape[0]
+    total = np.float64(cum[n_cells - 1])
+    guide = np.empty(n_cells, dtype=np.int64)
+    t = 0
+    for g in range(n_cells):
+        thr = g * total / n_cells
+        while cum[t] <= thr:
+            t += 1
+        guide[g] = t
+    return guide
+
+
+@jit()
+def _draw_multinomial_poisson(tab_of, lo, ptr, cdf, guide, cum, cum_guide, n, out, state):
+    """One Multinomial(n, counts / n) draw into ``out`` (see the section comment).
+
+    Cell ``t`` uses Poisson table ``tab_of[t]`` (cells with equal counts share
+    one, which keeps the tables in cache); ``cum`` are the cumulative cell
+    counts (summing to n) and the Poisson means sum to less than n.
+    """
+    n_cells = out.shape[0]
+    while True:
+        s = np.int64(0)
+        for t in range(n_cells):
+            u = _uniform(state)
+            j = tab_of[t]
+            l0 = ptr[j]
+            i = guide[l0 + np.int64(u * (ptr[j + 1] - l0))]
+            while cdf[i] < u:
+                i += 1
+            x = lo[j] + (i - l0)
+            out[t] = x
+            s += x
+        if s <= n:
+            break
+    fn = np.float64(n)
+    for _ in range(n - s):
+        u = _uniform(state)
+        r = min(np.int64(u * fn), n - 1)
+        t = cum_guide[min(np.int64(u * n_cells), n_cells - 1)]
+        while cum[t] <= r:
+            t += 1
+        out[t] += 1
+
+
+@jit()
+def _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
+                         type_cell, cell_t, cell_p, k, wmat, wkind, seed, lo, hi, out):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_cells_poisson`, from one seed."""
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
+    drawn = np.empty(cum.shape[0], dtype=np.int64)
+    r = np.empty(k, dtype=np.float64)
+    c = np.empty(k, dtype=np.float64)
+    for rep in range(lo, hi):
+        _draw_multinomial_poisson(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide,
+                                  n_units, drawn, state)
+        _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out[rep])
+
+
+@jit(parallel=True)
+def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide,
+                                   n_units, type_cell, cell_t, cell_p, k, wmat, wkind,
+                                   n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_cells` with the Poisson-and-top-up multinomial: (n_rep, M).
+
+    About one uniform per cell plus ``2 sqrt(N)`` top-up draws per replicate;
+    the tables (:func:`_poisson_tables`) are shared, read-only.
+    """
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
+                             type_cell, cell_t, cell_p, k, wmat, wkind, block_seeds[b], lo,
+                             hi, out)
+    return out
+
+
+@jit()
+def _bootstrap_kappa_cells_poisson_serial(tab_of, tables_lo, tables_ptr, cdf, guide, cum,
+                                          cum_guide, n_units, type_cell, cell_t, cell_p, k,
+                                          wmat, wkind, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_cells_poisson` on one thread (same blocks, same result)."""
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in range(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
+                             type_cell, cell_t, cell_p, k, wmat, wkind, block_seeds[b], lo,
+                             hi, out)
+    return out
+
+
+@jit()
+def _poisson_multinomial_draws(counts, n_rep, seed):
+    """``n_rep`` draws of the Poisson-and-top-up multinomial (for tests): (n_rep, T)."""
+    n = np.int64(0)
+    for t in range(counts.shape[0]):
+        n += counts[t]
+    scale = (n - 2.0 * math.sqrt(n)) / n
+    lam = np.empty(counts.shape[0], dtype=np.float64)
+    for t in range(counts.shape[0]):
+        lam[t] = counts[t] * scale
+    lo, ptr, cdf, guide = _poisson_tables(lam)
+    tab_of = np.arange(counts.shape[0])
+    cum = np.cumsum(counts)
+    cum_guide = _categorical_guide(cum)
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
+    out = np.empty((n_rep, counts.shape[0]), dtype=np.int64)
+    for rep in range(n_rep):
+        _draw_multinomial_poisson(tab_of, lo, ptr, cdf, guide, cum, cum_guide, n, out[rep],
+                                  state)
+    return out
