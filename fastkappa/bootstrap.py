@@ -71,8 +71,9 @@ DENSE_CELLS_MAX = 1 << 16
 #: dense path is as fast and keeps the replicates of earlier releases for a seed
 SPARSE_MIN_CLASSES = 16
 #: the sparse path draws cells as Poisson variates topped up to N (one uniform per
-#: cell) when the cells outnumber sqrt(N) and their CDF tables stay below this many
-#: entries; else one fast binomial per cell
+#: cell, ~7 ns, plus 1.5 sqrt(N) top-up draws) when the cells outnumber sqrt(N) / 4
+#: (a binomial costs ~5 uniforms) and their CDF tables stay below this many entries;
+#: else one fast binomial per cell
 POISSON_TABLE_MAX = 1 << 20
 #: a paired comparison of iid rows draws rows straight into per-model tables when
 #: its joint types exceed this share of the rows (a multinomial over joint types
@@ -454,24 +455,26 @@ def sparse_cells(units: Units) -> bool:
 
 def _poisson_tables(units: Units):
     """The Poisson-and-top-up tables of iid cells, or None when binomials are cheaper
-    (fewer cells than sqrt(N)) or the tables would be too large.
+    (fewer cells than sqrt(N) / 4) or the tables would be too large.
 
-    Poisson means sum to ``N - 2 sqrt(N)``: the total exceeds N (and the draw is
-    repeated) about 2% of the time, and about ``2 sqrt(N)`` rows top it up.
+    Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
+    is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
     """
+    kern = _kernels()
     n = units.n_units
     root = math.sqrt(n)
-    if units.n_types <= root or n - 2.0 * root <= 0:
+    margin = kern._POISSON_MARGIN * root
+    if 4 * units.n_types <= root or n - margin <= 0:
         return None
     counts = units.type_counts
     # cells with equal counts share a table (a few hundred distinct counts at most
     # where a table is worth it), so the tables stay small and in cache
     uniq, tab_of = np.unique(counts, return_inverse=True)
-    lam = uniq * ((n - 2.0 * root) / n)
-    width = np.ceil(2.0 * (10.0 * np.sqrt(lam) + 10.0)) + 2.0
+    lam = uniq * ((n - margin) / n)
+    span = kern._POISSON_SPAN
+    width = np.ceil(2.0 * (span * np.sqrt(lam) + span)) + 2.0
     if width.sum() > POISSON_TABLE_MAX:
         return None
-    kern = _kernels()
     lo, ptr, cdf, guide = kern._poisson_tables(lam)
     cum = np.cumsum(counts)
     return (tab_of.astype(np.int64), lo, ptr, cdf, guide, cum,

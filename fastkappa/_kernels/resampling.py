@@ -865,8 +865,8 @@ def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, 
 # A multinomial over T cells needs T conditional binomials, one after another.
 # When the cells are many, a cheaper exact draw exists: independent
 # X_t ~ Poisson(lam_t) with lam_t proportional to the cell counts are, given
-# their sum S, Multinomial(S, c / N).  With sum(lam) = N - 2 sqrt(N), S <= N
-# almost always (else the draw is repeated, which keeps the conditional law),
+# their sum S, Multinomial(S, c / N).  With sum(lam) = N - 1.5 sqrt(N), S <= N
+# in 93% of draws (else the draw is repeated, which keeps the conditional law),
 # and N - S more rows drawn one by one from c / N complete a Multinomial(N,
 # c / N) exactly.  Each lam_t is the same in every replicate, so each Poisson
 # is an inversion of a precomputed CDF through a guide table: one uniform and
@@ -875,6 +875,9 @@ def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, 
 #: CDF tables span lam +- (_POISSON_SPAN * sqrt(lam) + _POISSON_SPAN): the mass
 #: left out is far below the resolution of a double-precision uniform
 _POISSON_SPAN = 10.0
+#: Poisson means sum to N - _POISSON_MARGIN * sqrt(N): a draw is repeated with
+#: probability about P(Z > margin), and about margin * sqrt(N) rows top it up
+_POISSON_MARGIN = 1.5
 
 
 @jit()
@@ -986,7 +989,7 @@ def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, cdf, guide, cu
                                    n_rep, block_seeds):
     """:func:`_bootstrap_kappa_cells` with the Poisson-and-top-up multinomial: (n_rep, M).
 
-    About one uniform per cell plus ``2 sqrt(N)`` top-up draws per replicate;
+    About 1.07 uniforms per cell plus ``1.5 sqrt(N)`` top-up draws per replicate;
     the tables (:func:`_poisson_tables`) are shared, read-only.
     """
     out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
@@ -1024,7 +1027,7 @@ def _poisson_multinomial_draws(counts, n_rep, seed):
     n = np.int64(0)
     for t in range(counts.shape[0]):
         n += counts[t]
-    scale = (n - 2.0 * math.sqrt(n)) / n
+    scale = (n - _POISSON_MARGIN * math.sqrt(n)) / n
     lam = np.empty(counts.shape[0], dtype=np.float64)
     for t in range(counts.shape[0]):
         lam[t] = counts[t] * scale
