@@ -392,6 +392,26 @@ def test_compare_takes_the_row_path_on_independent_errors_and_matches_sklearn():
                                       flipped.models[nm].distribution)
 
 
+def test_compare_row_path_with_sample_weights_matches_sklearn_and_the_type_path(
+        monkeypatch):
+    t, models = _independent_models(3000, n_models=4)
+    n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
+    assert bs.use_row_tables(n_types, len(t), 5, 4)
+    sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], len(t))
+    kw = dict(weights="linear", n_classes=5, n_resamples=1000, sample_weight=sw,
+              method="percentile")
+    res = fk.compare(t, models, seed=4, **kw)
+    monkeypatch.setattr(bs, "ROWS_MIN_TYPES_PER_ROW", float("inf"))
+    old = fk.compare(t, models, seed=5, **kw)
+    for nm, p in models.items():
+        est = cohen_kappa_score(t, p, labels=range(5), weights="linear", sample_weight=sw)
+        assert res.models[nm].estimate == pytest.approx(est, abs=1e-12)
+        a, b = old.models[nm].distribution, res.models[nm].distribution
+        se = np.sqrt(a.var() / len(a) + b.var() / len(b))
+        assert abs(a.mean() - b.mean()) < 4 * se
+        assert abs(np.log(b.std() / a.std())) < 5 / np.sqrt(len(a))
+
+
 def test_compare_keeps_the_joint_type_path_when_models_copy_the_truth():
     rng = np.random.default_rng(5)
     t = rng.integers(0, 5, 20_000)
