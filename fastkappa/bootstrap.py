@@ -67,6 +67,21 @@ TYPES_PER_UNIT_MAX = 0.25
 SERIAL_MAX_DRAWS = 200_000
 #: above this many K*K cells, joint cells are numbered by occupancy, not densely
 DENSE_CELLS_MAX = 1 << 16
+#: from this many classes, iid rows are resampled over the occupied cells only with
+#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
+#: dense path is as fast and keeps the replicates of earlier releases for a seed
+SPARSE_MIN_CLASSES = 16
+#: the sparse path draws cells as Poisson variates topped up to N (one uniform per
+#: cell, ~7 ns, plus 1.5 sqrt(N) top-up draws) when the cells outnumber sqrt(N) / 4
+#: (a binomial costs ~5 uniforms) and their CDF tables stay below this many entries;
+#: else one fast binomial per cell
+POISSON_TABLE_MAX = 1 << 20
+#: a paired comparison of iid rows draws rows straight into per-model tables when
+#: its joint types exceed this share of the rows (a multinomial over joint types
+#: then costs about a binomial per row and a joint table as long as the data)
+ROWS_MIN_TYPES_PER_ROW = 1 / 16
+#: rows per chunk of that path: the draws falling in a chunk touch only its rows
+ROW_CHUNK = 4096
 
 _NORMAL = statistics.NormalDist()
 
@@ -430,12 +445,62 @@ def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
 # --------------------------------------------------------------------------- kernels
 
 
+def weight_kind(wmat: np.ndarray) -> int:
+    """0 for a custom matrix, 1 unweighted, 2 linear, 3 quadratic: which closed form
+    of the expected disagreement ``r @ w @ c`` the kernels may use (O(K), not O(K^2)).
+    """
+    k = wmat.shape[0]
+    for kind, name in ((1, None), (2, "linear"), (3, "quadratic")):
+        if np.array_equal(wmat, _weights.weight_matrix(k, name)):
+            return kind
+    return 0
+
+
+def sparse_cells(units: Units) -> bool:
+    """True when ``units`` are iid rows (one cell per type) with many classes: the
+    replicates then come from :func:`_kernels.resampling._bootstrap_kappa_cells`."""
+    return units.kind == "cells" and units.n_classes >= SPARSE_MIN_CLASSES
+
+
+def _poisson_tables(units: Units):
+    """The Poisson-and-top-up tables of iid cells, or None when binomials are cheaper
+    (fewer cells than sqrt(N) / 4) or the tables would be too large.
+
+    Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
+    is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
+    """
+    kern = _kernels()
+    n = units.n_units
+    root = math.sqrt(n)
+    margin = kern._POISSON_MARGIN * root
+    if 4 * units.n_types <= root or n - margin <= 0:
+        return None
+    counts = units.type_counts
+    # cells with equal counts share a table (a few hundred distinct counts at most
+    # where a table is worth it), so the tables stay small and in cache
+    uniq, tab_of = np.unique(counts, return_inverse=True)
+    lam = uniq * ((n - margin) / n)
+    span = kern._POISSON_SPAN
+    width = np.ceil(2.0 * (span * np.sqrt(lam) + span)) + 2.0
+    if width.sum() > POISSON_TABLE_MAX:
+        return None
+    lo, ptr, cdf, guide = kern._poisson_tables(lam)
+    cum = np.cumsum(counts)
+    return (tab_of.astype(np.int64), lo, ptr, cdf, guide, cum,
+            kern._categorical_guide(cum))
+
+
 def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kappa of each model on the full data, computed the way replicates are: (M,).
 
     Also returns the joint cell totals.
     """
     kern = _kernels()
+    if sparse_cells(units):
+        est = kern._full_kappas_of_cells(units.type_counts, units.type_cell, units.cell_t,
+                                         units.cell_p, units.n_classes, wmat,
+                                         weight_kind(wmat))
+        return est, units.joint()
     return kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
                                  units.type_val, len(units.cell_t), units.cell_t,
                                  units.cell_p, units.n_classes, wmat)
@@ -447,8 +512,10 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
     """``n_resamples`` bootstrap replicates of each model's kappa: (n_resamples, M).
 
     A multinomial over unit types, or unit indices when almost every unit is
-    its own type (``by_index`` forces one or the other).  nan marks an
-    undefined replicate.
+    its own type (``by_index`` forces one or the other).  iid rows with
+    :data:`SPARSE_MIN_CLASSES` or more classes draw the occupied cells only
+    and score each replicate in O(cells + K) (:func:`sparse_cells`).  nan
+    marks an undefined replicate.
     """
     kern = _kernels()
     seeds = block_seeds(seed, n_resamples)
@@ -460,9 +527,63 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                                            units.cell_p, units.n_classes, wmat,
                                            n_resamples, seeds)
     serial = n_resamples * (units.n_types + len(units.cell_t)) <= SERIAL_MAX_DRAWS
+    if sparse_cells(units):
+        tables = _poisson_tables(units)
+        if tables is not None:
+            kernel = (kern._bootstrap_kappa_cells_poisson_serial if serial
+                      else kern._bootstrap_kappa_cells_poisson)
+            return kernel(*tables, np.int64(units.n_units), units.type_cell, units.cell_t,
+                          units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                          n_resamples, seeds)
+        kernel = (kern._bootstrap_kappa_cells_serial if serial
+                  else kern._bootstrap_kappa_cells)
+        return kernel(units.type_counts, units.type_cell, np.int64(units.n_units),
+                      units.cell_t, units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                      n_resamples, seeds)
     kernel = kern._bootstrap_kappa_types_serial if serial else kern._bootstrap_kappa_types
     return kernel(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
                   np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes, wmat,
+                  n_resamples, seeds)
+
+
+def use_row_tables(n_types: int, n_rows: int, n_classes: int, n_models: int) -> bool:
+    """Whether a paired bootstrap of iid rows should draw rows into per-model tables
+    (:func:`bootstrap_kappas_rows`) rather than a multinomial over joint types:
+    when the types are many and the M (K, K) tables are small next to the rows."""
+    return (n_types > ROWS_MIN_TYPES_PER_ROW * n_rows
+            and 4 * n_models * n_classes * n_classes <= n_rows)
+
+
+def row_cells(t_idx: np.ndarray, p_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """(N, M) C-ordered ``t * K + p`` per row and model, in the smallest unsigned dtype."""
+    kk = n_classes * n_classes
+    dtype = np.uint8 if kk <= 1 << 8 else np.uint16 if kk <= 1 << 16 else np.int64
+    out = np.empty((len(t_idx), p_idx.shape[0]), dtype=dtype)
+    base = t_idx.astype(np.int64) * n_classes
+    for m in range(p_idx.shape[0]):
+        out[:, m] = base + p_idx[m]
+    return out
+
+
+def bootstrap_kappas_rows(cells: np.ndarray, row_w: np.ndarray | None, n_classes: int,
+                          wmat: np.ndarray, n_resamples: int,
+                          seed: np.random.SeedSequence) -> np.ndarray:
+    """Paired bootstrap replicates of M models' kappas by drawing rows: (n_resamples, M).
+
+    ``cells`` is :func:`row_cells`; ``row_w`` the rows' sample weights (None for
+    plain counts).  Each replicate draws N rows with replacement (a multinomial
+    over chunks of :data:`ROW_CHUNK` rows, uniform within a chunk) and adds
+    every drawn row to the M (K, K) tables: O(N M) per replicate, no joint
+    table.  Blocks of replicates are seeded by :func:`block_seeds`, so the
+    result does not depend on the number of threads.
+    """
+    kern = _kernels()
+    seeds = block_seeds(seed, n_resamples)
+    w = np.empty(0) if row_w is None else np.ascontiguousarray(row_w, dtype=np.float64)
+    serial = n_resamples * len(cells) <= SERIAL_MAX_DRAWS
+    kernel = (kern._bootstrap_kappa_row_tables_serial if serial
+              else kern._bootstrap_kappa_row_tables)
+    return kernel(np.ascontiguousarray(cells), w, np.int64(ROW_CHUNK), n_classes, wmat,
                   n_resamples, seeds)
 
 

@@ -21,14 +21,17 @@ from .bootstrap import (
     _z_and_p,
     bootstrap_interval,
     bootstrap_kappas,
+    bootstrap_kappas_rows,
     encode_clusters,
     full_kappas,
     jackknife_kappas,
     model_variances,
+    row_cells,
     seed_record,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
+    use_row_tables,
     with_provenance,
 )
 from .exceptions import UndefinedKappaWarning
@@ -145,8 +148,9 @@ def compare(
     interval of a difference reflects that the models share the test set.
     One set of resampled units feeds all models: the joint cells of
     ``y_true`` and every model's class (a multinomial over the joint cells,
-    exact, when there are few), or row indices when almost every row is its
-    own joint cell; whole clusters with ``clusters``.
+    exact, when there are few), or, when the joint cells are many (models
+    erring independently), rows drawn with replacement straight into each
+    model's table; whole clusters with ``clusters``.
 
     Parameters
     ----------
@@ -333,7 +337,12 @@ def compare(
 
     reps = jack = None
     if method != "asymptotic":
-        reps = bootstrap_kappas(units, wmat, n_resamples, seq)
+        if clusters is None and use_row_tables(units.n_types, len(t_idx), k, n_models):
+            # nearly a joint type per row: draw rows straight into per-model tables
+            reps = bootstrap_kappas_rows(row_cells(t_idx, p_idx, k),
+                                         None if uniform else sw, k, wmat, n_resamples, seq)
+        else:
+            reps = bootstrap_kappas(units, wmat, n_resamples, seq)
         if method == "bca":
             jack = jackknife_kappas(units, wmat, joint)
     counts_t = units.type_counts
