@@ -64,10 +64,10 @@ class WarmupReport:
 def _dispatchers() -> dict:
     from numba.core.registry import CPUDispatcher
 
-    from ._kernels import counting, resampling, thresholds
+    from ._kernels import counting, raters, resampling, thresholds
 
     out = {}
-    for mod in (counting, resampling, thresholds):
+    for mod in (counting, raters, resampling, thresholds):
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
@@ -154,6 +154,25 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         fk.kappa_ci(*large, n_resamples=200, seed=0)
         # enough draws for the parallel multinomial kernel (the default B = 10,000 is)
         fk.kappa_ci(t, p, n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
+        # many classes: only the occupied cells are resampled (serial and parallel)
+        many = rng.integers(0, 40, len(t))
+        near = np.clip(many + rng.integers(-2, 3, len(t)), 0, 39)
+        for weights in (None, "linear", "quadratic", 1 - np.eye(40)):
+            fk.kappa_ci(many, near, weights=weights, n_classes=40, n_resamples=200, seed=0)
+        fk.kappa_ci(many, near, weights="quadratic", n_classes=40,
+                    n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
+        # few occupied cells among many rows: one binomial per cell (serial, parallel)
+        diag = np.repeat(np.arange(40), 4000)
+        off = np.where(np.arange(len(diag)) % 50 == 0, (diag + 1) % 40, diag)
+        for b in (200, SERIAL_MAX_DRAWS // 25):
+            fk.kappa_ci(diag, off, n_classes=40, n_resamples=b, seed=0)
+        big = rng.integers(0, 40, n_large)
+        fk.kappa_ci(big, np.clip(big + rng.integers(-2, 3, n_large), 0, 39), n_classes=40,
+                    n_resamples=200, seed=0)
+        # a class count whose (K, K) table outgrows the counting budget: sums only
+        for t_, p_ in (small, large):
+            for weights in (None, "linear", "quadratic"):
+                fk.cohen_kappa(t_, p_, weights=weights, n_classes=1000)
 
     def comparisons():
         t, p = small
@@ -169,6 +188,9 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         # many distinct rows: the row-index resampling path
         many = {f"m{i}": np.clip(t + rng.integers(-2, 3, len(t)), 0, 4) for i in range(8)}
         fk.compare(t, many, n_resamples=200, seed=0)
+        # and few enough draws for its serial twin
+        fk.compare(t[:900], {f"m{i}": many[f"m{i}"][:900] for i in range(3)},
+                   n_resamples=100, seed=0)
 
     def thresholds():
         t, _ = small
@@ -188,6 +210,29 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         learner.update(t, p)
         learner.compute()
 
+    def raters():
+        truth = rng.integers(0, 5, n_small)
+        ratings = np.where(rng.random((n_small, 4)) < 0.6, truth[:, None],
+                           rng.integers(0, 5, (n_small, 4))).astype(float)
+        ratings[rng.random(ratings.shape) < 0.1] = np.nan
+        for method in ("asymptotic", "bca", "percentile"):
+            fk.agreement(ratings, method=method, n_resamples=200, seed=0)
+            fk.agreement(ratings, weights="quadratic", method=method, n_resamples=200,
+                         seed=0, clusters=np.arange(n_small) // 2)
+        fk.agreement(np.nan_to_num(ratings, nan=-1).astype(np.int64), missing=-1)
+        item = np.repeat(np.arange(n_small), 4)
+        rater = np.tile(np.arange(4), n_small)
+        keep = ~np.isnan(ratings.ravel())
+        fk.agreement(item=item[keep], rater=rater[keep],
+                     label=ratings.ravel()[keep].astype(np.int64))
+        fk.agreement(item=item[keep].astype(str), rater=rater[keep].astype(str),
+                     label=ratings.ravel()[keep])
+        for level in ("nominal", "ordinal", "interval", "ratio"):
+            fk.krippendorff_alpha(ratings + 1, level=level)
+        acc = fk.AgreementAccumulator()
+        acc.update(item=item[keep], rater=rater[keep], label=ratings.ravel()[keep])
+        acc.compute()
+
     return [
         ("cohen_kappa and confusion_matrix: every label type, serial and parallel", labels),
         ("strings, probabilities, scores with cut points", strings_and_scores),
@@ -196,6 +241,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         ("compare", comparisons),
         ("optimize_thresholds and ThresholdOptimizer", thresholds),
         ("CohenKappa (streaming)", streaming),
+        ("many raters: agreement, wide and long, every interval method", raters),
     ]
 
 

@@ -170,11 +170,14 @@ def with_provenance(res: KappaCI, seq: np.random.SeedSequence | None, weights,
     ``units``, the rows scored and the clusters resampled."""
     seed = seed_record(seq) if seq is not None and res.n_resamples else None
     weights = _weights.canonical(weights)
+    if weights is None:
+        weights = "none"
+    elif not isinstance(weights, str):
+        weights = "custom"  # a matrix: named, so that results compare and print
     extra = {} if units is None else {
         "n_rows": int(units.n_rows),
         "n_clusters": int(units.n_units) if units.kind == "clusters" else None}
-    return dataclasses.replace(res, seed=seed, weights="none" if weights is None else weights,
-                               **extra)
+    return dataclasses.replace(res, seed=seed, weights=weights, **extra)
 
 
 def block_seeds(seq: np.random.SeedSequence, n_resamples: int) -> np.ndarray:

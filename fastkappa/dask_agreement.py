@@ -8,13 +8,15 @@ scores the merged items x raters table.  A worker holds one partition and
 one accumulator at a time.
 
 Import it explicitly (``import fastkappa.dask_agreement``); it needs
-``pip install fastkappa[dask]``.
+the ``dask`` extra (``pip install "fastkappa[dask]"``, or from a clone
+``pip install -e ".[dask]"``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ._install import install_hint
 from .agreement_stream import AgreementAccumulator
 from .dask import _merge_many, _partitions, _tree
 
@@ -22,8 +24,7 @@ try:
     import dask
 except ImportError as _err:  # pragma: no cover - fastkappa.dask raised already
     raise ImportError(
-        "fastkappa.dask_agreement needs dask; install it with: "
-        "pip install fastkappa[dask]") from _err
+        f"fastkappa.dask_agreement needs dask; {install_hint('dask')}") from _err
 
 __all__ = ["accumulate_agreement", "agreement"]
 

@@ -18,7 +18,8 @@ How the blocks run (the documented setup):
 
 ```bash blocks run too, line by line (``\\`` continues a line), with
 ``fastkappa`` meaning this checkout's ``python -m fastkappa``, in the same
-folder, which also holds ``grades.csv.gz``, ``new.csv`` (``id``,
+folder (for a guide in docs/, after the guide's Python blocks, whose files
+its commands read), which also holds ``grades.csv.gz``, ``new.csv`` (``id``,
 ``regression_output``), ``train.csv`` (``id``, ``grade``, ``score``,
 ``patient``) and ``test.csv`` (``id``, ``score``).  Each command must exit
 with 0.  The exception is the bash Quickstart (``pip install``): it is checked
@@ -223,6 +224,14 @@ def test_document_shell_blocks_run(path, grades_folder):
     blocks = [code for _, code in code_blocks(path, "bash") if "pip install" not in code]
     if not blocks:
         return
+    if path != ROOT / "README.md":
+        # a guide's commands read the files its Python blocks wrote, as for a
+        # reader following the page: run those first, in the same folder
+        namespace: dict = {"__name__": "__readme__"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for line, code in code_blocks(path):
+                run_block(code, namespace, f"{path.name}:{line}")
     shim = grades_folder / "bin"
     shim.mkdir(exist_ok=True)
     (shim / "fastkappa").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m fastkappa "$@"\n')
