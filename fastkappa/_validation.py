@@ -566,21 +566,28 @@ _FW_HINT = ("`frequency_weight` holds counts: a row with count c stands for c id
             "rows")
 
 
-def check_frequency_weight(frequency_weight, n: int, sample_weight=None) -> np.ndarray | None:
-    """``frequency_weight`` as int64 counts of the ``n`` rows (or None).
-
-    Counts are non-negative whole numbers (floats holding whole numbers are
-    fine) summing below 2**63; anything else is an error naming
-    ``sample_weight`` for real-valued weights.
-    """
-    if frequency_weight is None:
-        return None
-    if sample_weight is not None:
+def check_one_row_weight(sample_weight, frequency_weight) -> None:
+    """Error when both kinds of row weight are given."""
+    if sample_weight is not None and frequency_weight is not None:
         raise ValueError(
             "pass `sample_weight` (each row is one sampled unit carrying a weight) or "
             "`frequency_weight` (each row stands for c identical rows), not both; for "
             "counted rows that also carry a weight, expand the counts (np.repeat) and pass "
             "`sample_weight` alone.")
+
+
+def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
+                           allow_zero: bool = False) -> np.ndarray | None:
+    """``frequency_weight`` as int64 counts of the ``n`` rows (or None).
+
+    Counts are non-negative whole numbers (floats holding whole numbers are
+    fine) summing below 2**63; anything else is an error naming
+    ``sample_weight`` for real-valued weights. All counts zero is an error
+    unless ``allow_zero`` (a streaming batch of no rows).
+    """
+    if frequency_weight is None:
+        return None
+    check_one_row_weight(sample_weight, frequency_weight)
     fw = frequency_weight
     if type(fw) is np.ndarray and fw.dtype == np.int64 and fw.shape == (n,) and (
             fw.flags.c_contiguous and n and fw.min() >= 0):
@@ -612,7 +619,7 @@ def check_frequency_weight(frequency_weight, n: int, sample_weight=None) -> np.n
         raise ValueError(
             "`frequency_weight` holds a count at or beyond 2**63; counts must fit in int64.")
     out = np.ascontiguousarray(v, dtype=np.int64)
-    if not (n and out.max() > 0):
+    if not (n and out.max() > 0) and not allow_zero:
         raise ValueError(
             "`frequency_weight` is zero everywhere; at least one row needs a positive "
             "count.")
@@ -631,7 +638,8 @@ def _check_count_total(fw: np.ndarray) -> np.ndarray:
     return fw
 
 
-def frequency_rows(frequency_weight, sample_weight, arrays: dict) -> tuple:
+def frequency_rows(frequency_weight, sample_weight, arrays: dict, *,
+                   allow_zero: bool = False) -> tuple:
     """Validate ``frequency_weight`` at the top of an entry point.
 
     ``arrays`` maps argument names to the row-aligned arguments (``y_true``
@@ -643,9 +651,16 @@ def frequency_rows(frequency_weight, sample_weight, arrays: dict) -> tuple:
     if frequency_weight is None:
         return None, arrays
     first = next(iter(arrays))
-    fw = check_frequency_weight(frequency_weight, n_rows(arrays[first], first),
-                                sample_weight)
-    if fw.min() > 0:
+    n = n_rows(arrays[first], first)
+    for k, v in arrays.items():
+        for name, x in (v.items() if isinstance(v, dict) else [(k, v)]):
+            m = None if x is None else n_rows(x, name)
+            if m is not None and m != n:
+                shown = name if not isinstance(v, dict) else f"{k}[{name!r}]"
+                raise ValueError(
+                    f"`{first}` and `{shown}` must have the same length; got {n} and {m}.")
+    fw = check_frequency_weight(frequency_weight, n, sample_weight, allow_zero=allow_zero)
+    if len(fw) == 0 or fw.min() > 0:
         return fw, arrays
     rows = fw > 0
     return np.ascontiguousarray(fw[rows]), take_all_rows(arrays, rows)
