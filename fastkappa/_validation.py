@@ -590,7 +590,7 @@ def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
     check_one_row_weight(sample_weight, frequency_weight)
     fw = frequency_weight
     if type(fw) is np.ndarray and fw.dtype == np.int64 and fw.shape == (n,) and (
-            fw.flags.c_contiguous and n and fw.min() >= 0):
+            fw.flags.c_contiguous and n and fw.min() >= 0 and (allow_zero or fw.max() > 0)):
         return _check_count_total(fw)  # already normalised (e.g. by frequency_rows)
     col = _weight_column(fw, "frequency_weight", "count", "drop those rows", IntColumn)
     if not isinstance(col, (IntColumn, FloatColumn)):
@@ -629,11 +629,12 @@ def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
 def _check_count_total(fw: np.ndarray) -> np.ndarray:
     """``fw`` unchanged if its total is below 2**63 (exact, in Python integers when
     the fast bound does not settle it), else an error."""
-    if len(fw) and int(fw.max()) * len(fw) >= 2**63:
-        total = sum(int(x) for x in fw[fw > 0])
+    approx = float(fw.sum(dtype=np.float64))  # off by far less than 2**61 here
+    if approx >= 2**62:
+        total = sum(int(x) for x in fw[fw > 0]) if approx < 2**64 else approx
         if total >= 2**63:
             raise ValueError(
-                f"`frequency_weight` sums to {total} rows, at or beyond 2**63; a count "
+                f"`frequency_weight` sums to {total:.0f} rows, at or beyond 2**63; a count "
                 "table holds fewer rows in all (split the data and add the tables).")
     return fw
 

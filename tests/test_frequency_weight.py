@@ -251,6 +251,7 @@ def test_whole_floats_and_dataframe_columns_are_counts():
     ([1, -1, 1], "non-negative"),
     ([1, np.nan, 1], "finite"),
     ([0, 0, 0], "zero everywhere"),
+    (np.zeros(3, dtype=np.int64), "zero everywhere"),
     ([1, 1], "one count per row: got 2 counts for 3 rows"),
     (["a", "b", "c"], "whole numbers.*sample_weight"),
     ([2**62, 2**62, 1], "sums to .* 2\\*\\*63"),
