@@ -214,14 +214,14 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
         As in :class:`fastkappa.CohenKappa`.
     sample_weight : dask collection, optional
         Row weights, aligned like the labels (each row one sampled unit).
-    frequency_weight : dask collection, optional
-        Whole-number row counts, aligned like the labels: a row with count c
-        is c identical rows (the matrix stays int64). Not with
-        ``sample_weight``.
     ignore_index, nan_policy, thresholds
         As in :func:`fastkappa.cohen_kappa`, applied to every partition.
     compute : bool, default True
         False returns the ``dask.delayed`` object instead.
+    frequency_weight : dask collection, optional
+        Whole-number row counts, aligned like the labels: a row with count c
+        is c identical rows (the matrix stays int64). Not with
+        ``sample_weight``.
 
     Returns
     -------
