@@ -89,7 +89,8 @@ def _kernels():
 
 _thread = threading.local()
 #: kernels with integer results only: one block or many give the same answer
-_EXACT_KERNELS = frozenset({"_accumulate_confusion", "_accumulate_group_confusion",
+_EXACT_KERNELS = frozenset({"_accumulate_confusion", "_accumulate_confusion_counted",
+                            "_accumulate_group_confusion",
                             "_accumulate_quadratic_sums", "_minmax"})
 
 
@@ -221,6 +222,9 @@ class EncodedPair:
     sample_weight : ndarray or None
         float64 weights of the *input* rows (aligned with the input, not with
         the kept rows; see :meth:`indices`).
+    frequency_weight : ndarray or None
+        int64 counts of the input rows (a row with count c is c rows); the
+        table is then an exact int64 count table.
     n_input : int
         Number of input rows.
     """
@@ -233,6 +237,7 @@ class EncodedPair:
     p: _Side
     nan_policy: str
     names: tuple[str, str]
+    frequency_weight: np.ndarray | None = None
     compressible: bool = False  # classes are a provisional value range, trimmed after counting
     has_ignore: bool = False
     _remap: np.ndarray | None = field(default=None, repr=False)
@@ -263,7 +268,14 @@ class EncodedPair:
         n = self.n_input
         direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
         input_bytes = t.values.nbytes + p.values.nbytes
-        if self.sample_weight is None:
+        if self.frequency_weight is not None:
+            chunks = table_chunks(n, s * s * 8, input_bytes + self.frequency_weight.nbytes)
+            flat = chunked("_accumulate_confusion_counted", n, t.values, t.off, t.lut,
+                           p.values, p.off, p.lut, self.frequency_weight, s, direct,
+                           n_chunks=chunks)
+            table = sum_partials(flat, s, s)
+            wtable = None
+        elif self.sample_weight is None:
             chunks = table_chunks(n, s * s * 8, input_bytes)
             flat = chunked("_accumulate_confusion", n, t.values, t.off, t.lut, p.values,
                            p.off, p.lut, s, direct, n_chunks=chunks)
@@ -349,6 +361,8 @@ class EncodedPair:
         else:
             wkind, wmat = 3, np.ascontiguousarray(self.weights)
         sw = self.sample_weight
+        if self.frequency_weight is not None:  # float sums of counts, as of the rows
+            sw = self.frequency_weight.astype(np.float64)
         weighted = sw is not None
         direct = _is_plain_range(t.lut) and _is_plain_range(p.lut)
         r, c, obs, cats = chunked(
@@ -443,7 +457,9 @@ class EncodedPair:
     def keep(self) -> np.ndarray | None:
         """Boolean mask of the input rows that are scored, or None if all are."""
         self._count()
-        if self._keep is None and int(self._counts.sum()) != self.n_input:
+        fw = self.frequency_weight
+        total = self.n_input if fw is None else int(fw.sum(dtype=np.uint64))
+        if self._keep is None and int(self._counts.sum()) != total:
             k = self.n_classes
             self._keep = (self._slots(self.t) < k) & (self._slots(self.p) < k)
         return self._keep
@@ -500,21 +516,26 @@ def check_ignore_index(ignore_index):
     return v
 
 
+def _weight_column(x, name: str, what: str, fill: str, column=FloatColumn):
+    """Per-row weights as a column: masked entries are an error, plain numeric
+    arrays skip the label rules (uint64 above 2**63 is a fine weight)."""
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ma.getmaskarray(x).any():
+            raise ValueError(
+                f"`{name}` is a masked array with masked entries; a {what} cannot be "
+                f"missing. Fill them (e.g. .filled(0) to {fill}).")
+        x = np.ma.getdata(x)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" and (
+            x.ndim == 1 or x.shape[1:] == (1,)):
+        v = x.reshape(-1)
+        return column(v) if v.dtype.kind != "f" else FloatColumn(v)
+    return as_column(x, name)
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
-    if isinstance(sample_weight, np.ma.MaskedArray):
-        if np.ma.getmaskarray(sample_weight).any():
-            raise ValueError(
-                "`sample_weight` is a masked array with masked entries; a weight cannot be "
-                "missing. Fill them (e.g. .filled(0) to give those rows no weight).")
-        sample_weight = np.ma.getdata(sample_weight)
-    if isinstance(sample_weight, np.ndarray) and sample_weight.dtype.kind in "biuf" and (
-            sample_weight.ndim == 1 or sample_weight.shape[1:] == (1,)):
-        # weights are plain numbers: no label rules (uint64 above 2**63 is a fine weight)
-        col = FloatColumn(sample_weight.reshape(-1))
-    else:
-        col = as_column(sample_weight, "sample_weight")
+    col = _weight_column(sample_weight, "sample_weight", "weight", "give those rows no weight")
     if isinstance(col, (IntColumn, FloatColumn)):
         w = np.asarray(col.values, dtype=np.float64)
     else:
@@ -539,6 +560,134 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         raise ValueError("`sample_weight` sums past the float64 range; rescale the weights "
                          "(kappa does not change when all weights are multiplied by a constant).")
     return w
+
+
+_FW_HINT = ("`frequency_weight` holds counts: a row with count c stands for c identical "
+            "rows")
+
+
+def check_one_row_weight(sample_weight, frequency_weight) -> None:
+    """Error when both kinds of row weight are given."""
+    if sample_weight is not None and frequency_weight is not None:
+        raise ValueError(
+            "pass `sample_weight` (each row is one sampled unit carrying a weight) or "
+            "`frequency_weight` (each row stands for c identical rows), not both; for "
+            "counted rows that also carry a weight, expand the counts (np.repeat) and pass "
+            "`sample_weight` alone.")
+
+
+def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
+                           allow_zero: bool = False) -> np.ndarray | None:
+    """``frequency_weight`` as int64 counts of the ``n`` rows (or None).
+
+    Counts are non-negative whole numbers (floats holding whole numbers are
+    fine) summing below 2**63; anything else is an error naming
+    ``sample_weight`` for real-valued weights. All counts zero is an error
+    unless ``allow_zero`` (a streaming batch of no rows).
+    """
+    if frequency_weight is None:
+        return None
+    check_one_row_weight(sample_weight, frequency_weight)
+    fw = frequency_weight
+    if type(fw) is np.ndarray and fw.dtype == np.int64 and fw.shape == (n,) and (
+            fw.flags.c_contiguous and n and fw.min() >= 0 and (allow_zero or fw.max() > 0)):
+        return _check_count_total(fw)  # already normalised (e.g. by frequency_rows)
+    col = _weight_column(fw, "frequency_weight", "count", "drop those rows", IntColumn)
+    if not isinstance(col, (IntColumn, FloatColumn)):
+        raise ValueError(
+            f"`frequency_weight` must be a 1-D array of non-negative whole numbers; "
+            f"{_FW_HINT}. For real-valued weights pass `sample_weight` instead.")
+    v = np.asarray(col.values)
+    if v.shape != (n,):
+        raise ValueError(
+            f"`frequency_weight` must have one count per row: got {v.shape[0]} counts for "
+            f"{n} rows.")
+    if v.dtype.kind == "f":
+        if not np.all(np.isfinite(v)):
+            raise ValueError(
+                "`frequency_weight` must be finite (it holds nan or inf); give every row a "
+                "count (0 drops the row).")
+        if not np.array_equal(v, np.floor(v)):
+            raise ValueError(
+                f"`frequency_weight` must hold whole numbers; {_FW_HINT}. For fractional "
+                "weights pass `sample_weight` instead.")
+    if n and v.min() < 0:
+        raise ValueError(
+            "`frequency_weight` must be non-negative (it holds negative counts); a row "
+            "with count 0 is dropped.")
+    if n and float(v.max()) >= 2.0**63:
+        raise ValueError(
+            "`frequency_weight` holds a count at or beyond 2**63; counts must fit in int64.")
+    out = np.ascontiguousarray(v, dtype=np.int64)
+    if not (n and out.max() > 0) and not allow_zero:
+        raise ValueError(
+            "`frequency_weight` is zero everywhere; at least one row needs a positive "
+            "count.")
+    return _check_count_total(out)
+
+
+def _check_count_total(fw: np.ndarray) -> np.ndarray:
+    """``fw`` unchanged if its total is below 2**63 (exact, in Python integers when
+    the fast bound does not settle it), else an error."""
+    approx = float(fw.sum(dtype=np.float64))  # off by far less than 2**61 here
+    if approx >= 2**62:
+        total = sum(int(x) for x in fw[fw > 0]) if approx < 2**64 else approx
+        if total >= 2**63:
+            raise ValueError(
+                f"`frequency_weight` sums to {total:.0f} rows, at or beyond 2**63; a count "
+                "table holds fewer rows in all (split the data and add the tables).")
+    return fw
+
+
+def frequency_rows(frequency_weight, sample_weight, arrays: dict, *,
+                   allow_zero: bool = False) -> tuple:
+    """Validate ``frequency_weight`` at the top of an entry point.
+
+    ``arrays`` maps argument names to the row-aligned arguments (``y_true``
+    first; None entries pass through; compare's dict of predictions too).
+    Returns ``(counts, arrays)``: int64 counts (None without frequency
+    weights) and the arrays, both restricted to the rows with a positive
+    count (a row counted 0 times is no row: not a class, not a cluster).
+    """
+    if frequency_weight is None:
+        return None, arrays
+    first = next(iter(arrays))
+    n = n_rows(arrays[first], first)
+    for k, v in arrays.items():
+        for name, x in (v.items() if isinstance(v, dict) else [(k, v)]):
+            m = None if x is None else n_rows(x, name)
+            if m is not None and m != n:
+                shown = name if not isinstance(v, dict) else f"{k}[{name!r}]"
+                raise ValueError(
+                    f"`{first}` and `{shown}` must have the same length; got {n} and {m}.")
+    fw = check_frequency_weight(frequency_weight, n, sample_weight, allow_zero=allow_zero)
+    if len(fw) == 0 or fw.min() > 0:
+        return fw, arrays
+    rows = fw > 0
+    return np.ascontiguousarray(fw[rows]), take_all_rows(arrays, rows)
+
+
+def expand_frequency(frequency_weight, sample_weight, arrays: dict) -> dict:
+    """The rows of ``arrays`` repeated by their ``frequency_weight`` counts.
+
+    For entry points that work row by row (memory grows with the total count):
+    the result is exactly that of the expanded rows.
+    """
+    fw, arrays = frequency_rows(frequency_weight, sample_weight, arrays)
+    if fw is None:
+        return arrays
+    total = int(fw.sum())
+    if total > MAX_EXPANDED_ROWS:
+        raise ValueError(
+            f"`frequency_weight` sums to {total} rows; this function expands counted rows "
+            f"and supports at most {MAX_EXPANDED_ROWS} in all. Use "
+            "fastkappa.kappa_ci(..., frequency_weight=...) or cohen_kappa(), which count "
+            "without expanding.")
+    return take_all_rows(arrays, np.repeat(np.arange(len(fw)), fw))
+
+
+#: largest total count a row-by-row entry point expands (8 bytes per row and index)
+MAX_EXPANDED_ROWS = 2**31
 
 
 def check_class_count(k: int, what: str) -> int:
@@ -783,12 +932,15 @@ def _length(col) -> int:
 
 
 def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
-                ignore_index=None, nan_policy="raise", thresholds=None, weights=None,
-                names=("y_true", "y_pred"), defer_count: bool = False) -> EncodedPair:
+                frequency_weight=None, ignore_index=None, nan_policy="raise",
+                thresholds=None, weights=None, names=("y_true", "y_pred"),
+                defer_count: bool = False) -> EncodedPair:
     """Validate a pair of label vectors and fix their classes.
 
     See the module docstring; every public function with the input keywords
     calls this once and works from the returned :class:`EncodedPair`.
+    ``frequency_weight`` rows with a zero count must have been dropped first
+    (:func:`frequency_rows`): a row with count 0 is no row, not even a class.
     """
     check_nan_policy(nan_policy)
     t_name, p_name = names
@@ -805,6 +957,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
             f"{_length(pcol)}.")
     if n == 0:
         raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
+    fw = check_frequency_weight(frequency_weight, n, sample_weight)
     sw = check_sample_weight(sample_weight, n)
     ignore_index = check_ignore_index(ignore_index)
     declared, kind = _check_labels(labels, n_classes)
@@ -897,6 +1050,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     pside = _side_for(pcol, classes, kind, ignore_index, p_name)
     enc = EncodedPair(
         classes=classes, _wmat=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
+        frequency_weight=fw,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
         compressible=compressible, has_ignore=ignore_index is not None)
     if compressible and not defer_count:
@@ -987,13 +1141,19 @@ def omit_missing_ids(ids, name: str, nan_policy: str, arrays: dict) -> tuple:
         return ids, arrays
     if not rows.any():
         raise ValueError(f"every row has a missing id in `{name}`; no row is left to score.")
+    return take_rows(ids, rows, name), take_all_rows(arrays, rows)
+
+
+def take_all_rows(arrays: dict, rows: np.ndarray) -> dict:
+    """Every row-aligned argument of ``arrays`` restricted to ``rows`` (a mask or
+    indices; compare's dict of predictions included)."""
     out = {}
     for k, v in arrays.items():
         if isinstance(v, dict):  # compare's predictions
             out[k] = {m: take_rows(p, rows, f"{k}[{m!r}]") for m, p in v.items()}
         else:
             out[k] = take_rows(v, rows, k)
-    return take_rows(ids, rows, name), out
+    return out
 
 
 def take_rows(x, rows: np.ndarray | None, name: str):

@@ -121,6 +121,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
                         fk.cohen_kappa(a, b, weights=weights, n_classes=5)
                 fk.cohen_kappa(a, b, sample_weight=w)
                 fk.cohen_kappa(a, b, weights="quadratic", sample_weight=w)
+                fk.cohen_kappa(a, b, frequency_weight=(w * 4).astype(np.int64) + 1)
                 fk.confusion_matrix(a, b)
             fk.cohen_kappa(t + 1, p + 1, weights="quadratic", labels=[1, 2, 3, 4, 5])
             fk.cohen_kappa(3 * t, 3 * p)  # values with gaps: a lookup table

@@ -48,6 +48,7 @@ from ._shapes import flatten_labels
 from ._validation import (
     check_nan_policy,
     encode_pair,
+    frequency_rows,
     id_codes,
     missing_id_rows,
     omit_missing_ids,
@@ -806,6 +807,7 @@ def kappa_ci(
     ignore_index: Any = None,
     nan_policy: str = "raise",
     thresholds: ArrayLike | None = None,
+    frequency_weight: ArrayLike | None = None,
 ) -> KappaCI:
     """Cohen's kappa with a confidence interval, a standard error and a p-value.
 
@@ -843,7 +845,9 @@ def kappa_ci(
         Non-negative row weights. The bootstrap resamples rows uniformly and
         each drawn row carries its weight (equal weights use the fast
         multinomial path; many distinct weights cost O(n) per replicate).
-        The asymptotic SEs use the weighted influence function.
+        The asymptotic SEs use the weighted influence function. Each row
+        stays one sampled unit: counts of identical rows belong in
+        ``frequency_weight``.
     ignore_index : scalar, optional
         Rows where either side equals this value are dropped.
     nan_policy : {'raise', 'omit'}, default 'raise'
@@ -851,6 +855,12 @@ def kappa_ci(
     thresholds : array_like, optional
         Increasing cut points that turn 1-D continuous ``y_pred`` scores into
         classes.
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row (SAS ``WEIGHT``, Stata ``fweight``): a
+        row with count c is c identical iid rows (with ``clusters``, c rows
+        of its cluster). Every method then gives exactly the interval of the
+        expanded rows, the bootstrap the same numbers for the same seed. Not
+        together with ``sample_weight``.
 
     Returns
     -------
@@ -924,15 +934,21 @@ def kappa_ci(
     """
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     check_nan_policy(nan_policy)
-    y_true, y_pred, sample_weight, clusters = (
-        materialize(v) for v in (y_true, y_pred, sample_weight, clusters))
-    y_true, y_pred, sample_weight, clusters = flatten_labels(
-        y_true, y_pred, sample_weight=sample_weight, clusters=clusters)
+    y_true, y_pred, sample_weight, clusters, frequency_weight = (
+        materialize(v) for v in (y_true, y_pred, sample_weight, clusters, frequency_weight))
+    y_true, y_pred, sample_weight, clusters, frequency_weight = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, clusters=clusters,
+        frequency_weight=frequency_weight)
     clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
-        "y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
-    y_true, y_pred, sample_weight = rows["y_true"], rows["y_pred"], rows["sample_weight"]
+        "y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight,
+        "frequency_weight": frequency_weight})
+    fw, rows = frequency_rows(rows["frequency_weight"], rows["sample_weight"], {
+        "y_true": rows["y_true"], "y_pred": rows["y_pred"], "clusters": clusters})
+    y_true, y_pred, clusters = rows["y_true"], rows["y_pred"], rows["clusters"]
+    sample_weight = None if fw is not None else sample_weight
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
-                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      sample_weight=sample_weight, frequency_weight=fw,
+                      ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)
     sw = enc.sample_weight
     uniform = sw is None or float(sw.min()) == float(sw.max())
@@ -954,7 +970,13 @@ def kappa_ci(
         row_w = None
     if clusters is not None:
         codes, n_clusters = encode_clusters(clusters, enc.n_input, keep)
-        units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
+        if fw is not None:  # a row's c copies sit in its cluster's table
+            counted = fw if keep is None else fw[keep]
+            units = units_from_clusters(cells, counted.astype(np.float64), codes,
+                                        n_clusters, cell_t, cell_p, k)
+            units = dataclasses.replace(units, n_rows=int(counted.sum()))
+        else:
+            units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
     res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from . import _asymptotic, _weights
 from ._columns import materialize
 from ._shapes import flatten_labels
-from ._validation import check_nan_policy, encode_pair, omit_missing_ids
+from ._validation import check_nan_policy, encode_pair, expand_frequency, omit_missing_ids
 from .bootstrap import (
     _NORMAL,
     _clip,
@@ -141,6 +141,7 @@ def compare(
     ignore_index: Any = None,
     nan_policy: str = "raise",
     thresholds: ArrayLike | None = None,
+    frequency_weight: ArrayLike | None = None,
 ) -> Comparison:
     """Compare several models' kappa on the same rows: "is model B really better?".
 
@@ -184,6 +185,12 @@ def compare(
         ``n_classes`` the classes are the union of ``y_true`` and every
         model's labels. A row dropped for one model (missing, ignored) is
         dropped for all, so every model is scored on the same rows.
+        ``sample_weight`` rows stay one sampled unit each.
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row: a row with count c is c identical
+        rows (of its cluster, with ``clusters``). The rows are expanded, so
+        the result, resamples included, is exactly that of the expanded rows
+        (memory grows with the total count). Not with ``sample_weight``.
 
     Returns
     -------
@@ -252,16 +259,20 @@ def compare(
 
     check_nan_policy(nan_policy)
     # iterators are read once: every model (and a second encoding) sees the same rows
-    y_true, sample_weight, clusters = (materialize(v) for v in (y_true, sample_weight,
-                                                                 clusters))
+    y_true, sample_weight, clusters, frequency_weight = (
+        materialize(v) for v in (y_true, sample_weight, clusters, frequency_weight))
     predictions = {nm: materialize(v) for nm, v in predictions.items()}
-    y_true, predictions, sample_weight, clusters = flatten_labels(
+    y_true, predictions, sample_weight, clusters, frequency_weight = flatten_labels(
         y_true, predictions, names=("y_true", "predictions"), sample_weight=sample_weight,
-        clusters=clusters)
+        clusters=clusters, frequency_weight=frequency_weight)
     clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
-        "y_true": y_true, "predictions": predictions, "sample_weight": sample_weight})
-    y_true, predictions = rows["y_true"], rows["predictions"]
+        "y_true": y_true, "predictions": predictions, "sample_weight": sample_weight,
+        "frequency_weight": frequency_weight})
     sample_weight = rows["sample_weight"]
+    # counted rows are expanded: every draw below is then over the expanded rows
+    rows = expand_frequency(rows["frequency_weight"], sample_weight, {
+        "y_true": rows["y_true"], "predictions": rows["predictions"], "clusters": clusters})
+    y_true, predictions, clusters = rows["y_true"], rows["predictions"], rows["clusters"]
 
     def encode(lab, ncls):
         return [encode_pair(y_true, predictions[nm], labels=lab, n_classes=ncls,

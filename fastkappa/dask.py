@@ -56,7 +56,13 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
 
 from . import _weights
 from ._shapes import flatten_labels
-from ._validation import check_ignore_index, check_nan_policy, id_keys
+from ._validation import (
+    check_frequency_weight,
+    check_ignore_index,
+    check_nan_policy,
+    check_one_row_weight,
+    id_keys,
+)
 from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
 from .exceptions import UndefinedKappaWarning
@@ -152,7 +158,7 @@ def _values(part, name: str):
 def _partition_accumulator(part, spec, inputs):
     acc = CohenKappa(**spec)
     acc.update(part["y_true"], part["y_pred"], sample_weight=_values(part, "sample_weight"),
-               **inputs)
+               frequency_weight=_values(part, "frequency_weight"), **inputs)
     return acc
 
 
@@ -191,7 +197,7 @@ def _spec(weights, labels, n_classes) -> dict:
 
 def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
                sample_weight=None, ignore_index=None, nan_policy: str = "raise",
-               thresholds=None, compute: bool = True):
+               thresholds=None, compute: bool = True, frequency_weight=None):
     """One pass over dask collections into a merged :class:`fastkappa.CohenKappa`.
 
     Each partition is scored into its own accumulator; the accumulators are
@@ -207,11 +213,15 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     weights, labels, n_classes
         As in :class:`fastkappa.CohenKappa`.
     sample_weight : dask collection, optional
-        Row weights, aligned like the labels.
+        Row weights, aligned like the labels (each row one sampled unit).
     ignore_index, nan_policy, thresholds
         As in :func:`fastkappa.cohen_kappa`, applied to every partition.
     compute : bool, default True
         False returns the ``dask.delayed`` object instead.
+    frequency_weight : dask collection, optional
+        Whole-number row counts, aligned like the labels: a row with count c
+        is c identical rows (the matrix stays int64). Not with
+        ``sample_weight``.
 
     Returns
     -------
@@ -233,14 +243,17 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     """
     spec = _spec(weights, labels, n_classes)
     inputs = _inputs(ignore_index, nan_policy, thresholds)
-    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
+    check_one_row_weight(sample_weight, frequency_weight)
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight,
+                         "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_accumulator)(part, spec, inputs) for part in parts]
     total = _tree(tasks, _merge_many)
     return total.compute() if compute else total
 
 
 def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
-                     ignore_index=None, nan_policy: str = "raise", thresholds=None):
+                     ignore_index=None, nan_policy: str = "raise", thresholds=None,
+                     frequency_weight=None):
     """Confusion matrix of dask collections, summed over partitions.
 
     Parameters
@@ -249,6 +262,8 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
         Aligned collections, as for :func:`accumulate`.
     labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
         As in :func:`fastkappa.confusion_matrix`.
+    frequency_weight : dask collection, optional
+        Whole-number row counts (see :func:`accumulate`).
 
     Returns
     -------
@@ -268,14 +283,16 @@ def confusion_matrix(y_true, y_pred, *, labels=None, n_classes=None, sample_weig
     """
     acc = accumulate(y_true, y_pred, labels=labels, n_classes=n_classes,
                      sample_weight=sample_weight, ignore_index=ignore_index,
-                     nan_policy=nan_policy, thresholds=thresholds)
+                     nan_policy=nan_policy, thresholds=thresholds,
+                     frequency_weight=frequency_weight)
     acc._check_nonempty()
     return acc.confusion
 
 
 def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
                 sample_weight=None, ignore_index=None, nan_policy: str = "raise",
-                thresholds=None, replace_undefined_by: float = np.nan) -> float:
+                thresholds=None, replace_undefined_by: float = np.nan,
+                frequency_weight=None) -> float:
     """Cohen's kappa of dask collections, in one pass over the partitions.
 
     Parameters
@@ -286,6 +303,8 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
         As in :func:`fastkappa.cohen_kappa`.
     replace_undefined_by : float, default nan
         Returned when kappa is undefined.
+    frequency_weight : dask collection, optional
+        Whole-number row counts (see :func:`accumulate`).
 
     Returns
     -------
@@ -312,7 +331,8 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     """
     acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
                      sample_weight=sample_weight, ignore_index=ignore_index,
-                     nan_policy=nan_policy, thresholds=thresholds)
+                     nan_policy=nan_policy, thresholds=thresholds,
+                     frequency_weight=frequency_weight)
     return acc.compute(replace_undefined_by=replace_undefined_by)
 
 
@@ -321,18 +341,21 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
 
 def _partition_cells(part):
     """Distinct (cluster, y_true, y_pred, weight) rows of a partition and their counts
-    (cluster and weight are 0 when absent)."""
+    (cluster and weight are 0 when absent; counts sum ``frequency_weight`` if given)."""
     import pandas as pd
 
-    t, p, c, w = flatten_labels(part["y_true"], part["y_pred"],
-                                clusters=_values(part, "clusters"),
-                                sample_weight=_values(part, "sample_weight"))
+    t, p, c, w, f = flatten_labels(part["y_true"], part["y_pred"],
+                                   clusters=_values(part, "clusters"),
+                                   sample_weight=_values(part, "sample_weight"),
+                                   frequency_weight=_values(part, "frequency_weight"))
     t = _plain(t)
     frame = pd.DataFrame({"c": np.zeros(len(t), np.int8) if c is None else _plain(c),
                           "t": t, "p": _plain(p),
                           "w": np.zeros(len(t), np.int8) if w is None else _plain(w)})
-    return frame.groupby(["c", "t", "p", "w"], sort=False, dropna=False,
-                         observed=True).size()
+    if f is not None:
+        frame["n"] = check_frequency_weight(_plain(f), len(t), allow_zero=True)
+    groups = frame.groupby(["c", "t", "p", "w"], sort=False, dropna=False, observed=True)
+    return groups.size() if f is None else groups["n"].sum()
 
 
 def _plain(x):
@@ -349,7 +372,8 @@ def _concat_cells(*parts):
 def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
              confidence_level: float = 0.95, n_resamples: int = 10_000, seed=None,
              clusters=None, labels=None, n_classes=None, sample_weight=None,
-             ignore_index=None, nan_policy: str = "raise", thresholds=None):
+             ignore_index=None, nan_policy: str = "raise", thresholds=None,
+             frequency_weight=None):
     """Kappa with a confidence interval on dask collections.
 
     Without ``clusters`` or ``sample_weight`` the rows are iid: the interval
@@ -360,7 +384,8 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     (cluster, y_true, y_pred, weight) rows with their counts; the client
     rebuilds the rows from them (compact, O(rows) memory on the client) and
     calls :func:`fastkappa.kappa_ci`. The other keywords are those of
-    :func:`fastkappa.kappa_ci`.
+    :func:`fastkappa.kappa_ci`; with ``frequency_weight`` the counts of each
+    distinct row are summed and passed on (the interval of the expanded rows).
 
     Returns
     -------
@@ -389,20 +414,27 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     0.75
     """
     inputs = _inputs(ignore_index, nan_policy, thresholds)
+    check_one_row_weight(sample_weight, frequency_weight)
     if clusters is None and sample_weight is None:
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)  # checked before any task
         acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
-                         **inputs)
+                         frequency_weight=frequency_weight, **inputs)
         return acc.ci(method=method, confidence_level=confidence_level,
                       n_resamples=n_resamples, seed=seed)
     _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters,
-                         "sample_weight": sample_weight})
+                         "sample_weight": sample_weight, "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_cells)(part) for part in parts]
     cells = _tree(tasks, _concat_cells).compute()
     if len(tasks) == 1:
         cells = _concat_cells(cells)
     counts = cells.to_numpy()
+    if frequency_weight is not None:  # distinct rows with their summed counts
+        c, t, p = (cells.index.get_level_values(i).to_numpy() for i in range(3))
+        return fk_kappa_ci(t, p, weights=weights, method=method,
+                           confidence_level=confidence_level, n_resamples=n_resamples,
+                           seed=seed, clusters=c, labels=labels, n_classes=n_classes,
+                           frequency_weight=counts, **inputs)
     c, t, p, w = (np.repeat(cells.index.get_level_values(i).to_numpy(), counts)
                   for i in range(4))
     return fk_kappa_ci(t, p, weights=weights, method=method,
@@ -418,14 +450,16 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
 def _partition_groups(part, spec, inputs):
     """{group key: CohenKappa} of one partition (rows with a missing group id are
     dropped here; the client counts them and applies ``nan_policy``)."""
-    t, p, w, g = flatten_labels(part["y_true"], part["y_pred"],
-                                sample_weight=_values(part, "sample_weight"),
-                                groups=part["groups"])
+    t, p, w, f, g = flatten_labels(part["y_true"], part["y_pred"],
+                                   sample_weight=_values(part, "sample_weight"),
+                                   frequency_weight=_values(part, "frequency_weight"),
+                                   groups=part["groups"])
     g = _plain(g)
     if len(g) == 0:
         return {}
     t, p = _plain(t), _plain(p)
     w = None if w is None else _plain(w)
+    f = None if f is None else _plain(f)
     codes, keys = id_keys(g, len(g), "groups")
     missing = codes < 0
     out = {}
@@ -438,7 +472,8 @@ def _partition_groups(part, spec, inputs):
         if len(sel) == 0:
             continue
         acc = CohenKappa(**spec)
-        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel], **inputs)
+        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel],
+                   frequency_weight=None if f is None else f[sel], **inputs)
         out[key] = acc
     return out
 
@@ -473,7 +508,8 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
                    confidence_level: float = 0.95, n_resamples: int = 10_000, seed=None,
                    labels=None, n_classes=None, sample_weight=None, ignore_index=None,
                    nan_policy: str = "raise", thresholds=None,
-                   replace_undefined_by: float = np.nan, ci: str | None = None):
+                   replace_undefined_by: float = np.nan, ci: str | None = None,
+                   frequency_weight=None):
     """Kappa per group on dask collections (see :func:`fastkappa.kappa_by_group`).
 
     One pass: each partition scores its rows of every group into a
@@ -482,6 +518,8 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     adds an iid interval per group from its confusion matrix (not with
     ``sample_weight``, whose intervals need the rows); ``ci`` is its
     deprecated alias. Missing group ids follow ``nan_policy``.
+    ``frequency_weight`` (whole-number row counts) keeps every group's table
+    a count table, so its interval is that of the expanded rows.
 
     Returns
     -------
@@ -517,9 +555,10 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
             "per-group intervals with `sample_weight` resample the weighted rows; use "
             "fastkappa.kappa_by_group on in-memory data for them.")
     inputs = _inputs(ignore_index, nan_policy, thresholds)
+    check_one_row_weight(sample_weight, frequency_weight)
     spec = _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
-                         "sample_weight": sample_weight})
+                         "sample_weight": sample_weight, "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_groups)(part, spec, inputs) for part in parts]
     merged = _tree(tasks, _merge_group_dicts).compute()
     if len(tasks) == 1:

@@ -25,6 +25,7 @@ from ._validation import (
     check_nan_policy,
     chunked,
     encode_pair,
+    expand_frequency,
     id_codes,
     minmax,
     n_chunks_for,
@@ -211,6 +212,7 @@ def kappa_by_group(
     thresholds: ArrayLike | None = None,
     replace_undefined_by: float = np.nan,
     ci: str | None = None,
+    frequency_weight: ArrayLike | None = None,
 ) -> KappaByGroup:
     """Kappa for every group in one pass, each on the global class scale.
 
@@ -242,12 +244,18 @@ def kappa_by_group(
         As in :func:`fastkappa.kappa_ci`; each group gets its own stream
         spawned from ``seed``, and the result records the seed.
     labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
-        As in :func:`fastkappa.cohen_kappa`.
+        As in :func:`fastkappa.cohen_kappa` (``sample_weight`` rows stay one
+        sampled unit each).
     replace_undefined_by : float, default nan
         Kappa reported for a group (or overall) where it is undefined.
     ci : None or str
         Deprecated alias of ``method`` (it will be removed in the next
         release).
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row: a row with count c is c identical
+        rows of its group (and cluster). The rows are expanded, so the
+        result, intervals included, is exactly that of the expanded rows
+        (memory grows with the total count). Not with ``sample_weight``.
 
     Returns
     -------
@@ -288,14 +296,22 @@ def kappa_by_group(
                          "'bca') to compute them, or drop `clusters`.")
     check_nan_policy(nan_policy)
     # iterators are read once: the rows are read again for groups and intervals
-    y_true, y_pred, groups, sample_weight, clusters = (
-        materialize(v) for v in (y_true, y_pred, groups, sample_weight, clusters))
-    y_true, y_pred, sample_weight, groups, clusters = flatten_labels(
-        y_true, y_pred, sample_weight=sample_weight, groups=groups, clusters=clusters)
+    y_true, y_pred, groups, sample_weight, clusters, frequency_weight = (
+        materialize(v) for v in (y_true, y_pred, groups, sample_weight, clusters,
+                                 frequency_weight))
+    y_true, y_pred, sample_weight, groups, clusters, frequency_weight = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, groups=groups, clusters=clusters,
+        frequency_weight=frequency_weight)
     clusters, rows = omit_missing_ids(clusters, "clusters", nan_policy, {
-        "y_true": y_true, "y_pred": y_pred, "groups": groups, "sample_weight": sample_weight})
-    y_true, y_pred, groups = rows["y_true"], rows["y_pred"], rows["groups"]
+        "y_true": y_true, "y_pred": y_pred, "groups": groups, "sample_weight": sample_weight,
+        "frequency_weight": frequency_weight})
     sample_weight = rows["sample_weight"]
+    # counted rows are expanded: per-group counts and draws are those of the expanded rows
+    rows = expand_frequency(rows["frequency_weight"], sample_weight, {
+        "y_true": rows["y_true"], "y_pred": rows["y_pred"], "groups": rows["groups"],
+        "clusters": clusters})
+    y_true, y_pred, groups = rows["y_true"], rows["y_pred"], rows["groups"]
+    clusters = rows["clusters"]
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights,

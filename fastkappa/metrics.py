@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 from . import _weights
 from ._columns import IntColumn
 from ._shapes import flatten_labels
-from ._validation import EncodedPair, chunked, encode_pair
+from ._validation import EncodedPair, chunked, encode_pair, frequency_rows
 
 __all__ = [
     "cohen_kappa",
@@ -34,7 +34,14 @@ _INPUT_DOC = """\
         values (scikit-learn's rule).
     sample_weight : array_like of shape (n,), optional
         Non-negative weight of each row; for (N, ...) labels, of shape (N,)
-        (repeated over the extra axes) or of the label shape.
+        (repeated over the extra axes) or of the label shape. Each row stays
+        one sampled unit; counts of identical rows belong in
+        ``frequency_weight``.
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row (SAS ``WEIGHT``, Stata ``fweight``): a
+        row with count c is c identical rows, and a row with count 0 is
+        dropped. The result equals that of the expanded rows, counted exactly
+        in int64. Not together with ``sample_weight``.
     ignore_index : scalar, optional
         Rows where either side equals this value are dropped.
     nan_policy : {'raise', 'omit'}, default 'raise'
@@ -57,6 +64,7 @@ def confusion_matrix(
     labels: ArrayLike | None = None,
     n_classes: int | None = None,
     sample_weight: ArrayLike | None = None,
+    frequency_weight: ArrayLike | None = None,
     ignore_index: Any = None,
     nan_policy: str = "raise",
     thresholds: ArrayLike | None = None,
@@ -76,7 +84,8 @@ def confusion_matrix(
     -------
     numpy.ndarray of shape (K, K)
         Rows are ``y_true`` classes, columns ``y_pred`` classes; int64
-        counts, or float64 sums of ``sample_weight``.
+        counts (of ``frequency_weight`` when given), or float64 sums of
+        ``sample_weight``.
 
     Examples
     --------
@@ -86,9 +95,14 @@ def confusion_matrix(
            [0, 0, 1],
            [0, 0, 2]])
     """
-    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
+    y_true, y_pred, sample_weight, frequency_weight = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, frequency_weight=frequency_weight)
+    frequency_weight, rows = frequency_rows(frequency_weight, sample_weight,
+                                            {"y_true": y_true, "y_pred": y_pred})
+    y_true, y_pred = rows["y_true"], rows["y_pred"]
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
-                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      sample_weight=sample_weight, frequency_weight=frequency_weight,
+                      ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds)
     return enc.confusion()  # the encoding is ours alone: no copy of a (K, K) table
 
@@ -101,7 +115,8 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     """
     from ._validation import contiguous_int_classes
 
-    if enc.sample_weight is not None or enc.compressible or enc._counts is not None:
+    if (enc.sample_weight is not None or enc.frequency_weight is not None
+            or enc.compressible or enc._counts is not None):
         # already counted (classes inferred at encode time): the table is at hand
         return None
     if not (isinstance(enc.t.source, IntColumn) and isinstance(enc.p.source, IntColumn)):
@@ -137,6 +152,7 @@ def cohen_kappa(
     labels: ArrayLike | None = None,
     n_classes: int | None = None,
     sample_weight: ArrayLike | None = None,
+    frequency_weight: ArrayLike | None = None,
     ignore_index: Any = None,
     nan_policy: str = "raise",
     thresholds: ArrayLike | None = None,
@@ -194,9 +210,14 @@ def cohen_kappa(
     >>> fk.cohen_kappa(["cat", "dog", "dog"], ["cat", "dog", "cat"])
     0.4
     """
-    y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred, sample_weight=sample_weight)
+    y_true, y_pred, sample_weight, frequency_weight = flatten_labels(
+        y_true, y_pred, sample_weight=sample_weight, frequency_weight=frequency_weight)
+    frequency_weight, rows = frequency_rows(frequency_weight, sample_weight,
+                                            {"y_true": y_true, "y_pred": y_pred})
+    y_true, y_pred = rows["y_true"], rows["y_pred"]
     enc = encode_pair(y_true, y_pred, labels=labels, n_classes=n_classes,
-                      sample_weight=sample_weight, ignore_index=ignore_index,
+                      sample_weight=sample_weight, frequency_weight=frequency_weight,
+                      ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)
     terms = None
     if isinstance(weights, str) and weights == "quadratic":

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from . import _weights
 from ._columns import materialize
 from ._shapes import flatten_labels
-from ._validation import MAX_CLASSES, _check_labels, encode_pair
+from ._validation import MAX_CLASSES, _check_labels, encode_pair, frequency_rows
 from .bootstrap import kappa_ci_from_confusion
 
 __all__ = ["CohenKappa"]
@@ -260,6 +260,7 @@ class CohenKappa:
         ignore_index: Any = None,
         nan_policy: str = "raise",
         thresholds: ArrayLike | None = None,
+        frequency_weight: ArrayLike | None = None,
     ) -> CohenKappa:
         """Add a batch of label pairs.
 
@@ -278,6 +279,8 @@ class CohenKappa:
             (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
+            Each row stays one sampled unit: counts of identical rows belong
+            in ``frequency_weight``.
         ignore_index : scalar, optional
             Rows where either side equals this value are dropped.
         nan_policy : {'raise', 'omit'}, default 'raise'
@@ -285,6 +288,10 @@ class CohenKappa:
         thresholds : array_like, optional
             Increasing cut points that turn 1-D continuous ``y_pred`` scores
             into class indices (see :func:`fastkappa.cohen_kappa`).
+        frequency_weight : array_like of shape (n,), optional
+            Whole-number count of each row: a row with count c adds c
+            identical rows (0 adds none); the matrix stays int64 counts.
+            Not together with ``sample_weight``.
 
         Returns
         -------
@@ -299,13 +306,20 @@ class CohenKappa:
                [1, 1]])
         """
         # read iterators once: a batch may be encoded twice (known labels, then learning)
-        y_true, y_pred, sample_weight = (materialize(v) for v in (y_true, y_pred,
-                                                                   sample_weight))
-        y_true, y_pred, sample_weight = flatten_labels(y_true, y_pred,
-                                                       sample_weight=sample_weight)
+        y_true, y_pred, sample_weight, frequency_weight = (
+            materialize(v) for v in (y_true, y_pred, sample_weight, frequency_weight))
+        y_true, y_pred, sample_weight, frequency_weight = flatten_labels(
+            y_true, y_pred, sample_weight=sample_weight, frequency_weight=frequency_weight)
         if _is_empty(y_true) and _is_empty(y_pred):
             return self
-        inputs = {"sample_weight": sample_weight, "ignore_index": ignore_index,
+        frequency_weight, rows = frequency_rows(
+            frequency_weight, sample_weight, {"y_true": y_true, "y_pred": y_pred},
+            allow_zero=True)
+        y_true, y_pred = rows["y_true"], rows["y_pred"]
+        if frequency_weight is not None and len(frequency_weight) == 0:
+            return self  # every row counted 0 times: no rows
+        inputs = {"sample_weight": sample_weight, "frequency_weight": frequency_weight,
+                  "ignore_index": ignore_index,
                   "nan_policy": nan_policy, "thresholds": thresholds,
                   "weights": self._weights_spec}
         if self._fixed:

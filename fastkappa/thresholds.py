@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
 from ._shapes import flatten_labels
-from ._validation import check_sample_weight, encode_pair
+from ._validation import check_sample_weight, encode_pair, expand_frequency
 from .bootstrap import resolve_seed
 from .exceptions import UndefinedKappaWarning
 
@@ -221,6 +221,19 @@ class _Problem:
         return len(self.classes)
 
 
+def _expand_counted(y_true, scores, sample_weight, frequency_weight, groups=None):
+    """``(y_true, scores, groups)`` with each row repeated by its ``frequency_weight``
+    count (unchanged without one): the result is that of the expanded rows."""
+    if frequency_weight is None:
+        return y_true, scores, groups
+    y_true, scores, frequency_weight, groups = flatten_labels(
+        y_true, scores, names=("y_true", "scores"), frequency_weight=frequency_weight,
+        groups=groups)
+    rows = expand_frequency(frequency_weight, sample_weight,
+                            {"y_true": y_true, "scores": scores, "groups": groups})
+    return rows["y_true"], rows["scores"], rows["groups"]
+
+
 def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight) -> _Problem:
     y_true, scores, sample_weight = flatten_labels(
         y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
@@ -372,6 +385,7 @@ def optimize_thresholds(
     labels: ArrayLike | None = None,
     weights: str | ArrayLike | None = "quadratic",
     sample_weight: ArrayLike | None = None,
+    frequency_weight: ArrayLike | None = None,
 ) -> Thresholds:
     """Cut points that maximise kappa between ``y_true`` and thresholded scores.
 
@@ -399,7 +413,12 @@ def optimize_thresholds(
         Disagreement weights (see :func:`fastkappa.weight_matrix`); the
         default maximises QWK.
     sample_weight : array_like of shape (n,), optional
-        Non-negative weight of each row.
+        Non-negative weight of each row (counts of identical rows belong in
+        ``frequency_weight``).
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row: a row with count c is c identical
+        rows (expanded, so the cut points are those of the expanded rows).
+        Not with ``sample_weight``.
 
     Returns
     -------
@@ -450,6 +469,7 @@ def optimize_thresholds(
     >>> fk.apply_thresholds([0.3, 0.9, 1.6], cuts)
     array([1, 2, 3])
     """
+    y_true, scores, _ = _expand_counted(y_true, scores, sample_weight, frequency_weight)
     prob = _problem_iv(y_true, scores, labels=labels, n_classes=n_classes, weights=weights,
                        sample_weight=sample_weight)
     return Thresholds(_solve(_prepare(prob, need_perm=False), prob).thresholds, prob.classes)
@@ -523,6 +543,7 @@ def continuous_qwk(
     *,
     sample_weight: ArrayLike | None = None,
     replace_undefined_by: float = np.nan,
+    frequency_weight: ArrayLike | None = None,
 ) -> float:
     """QWK on unrounded scores (Lin's concordance correlation coefficient).
 
@@ -537,10 +558,15 @@ def continuous_qwk(
     y_true, scores : array_like of shape (n,)
         Finite numbers (NaN raises ``ValueError``).
     sample_weight : array_like of shape (n,), optional
-        Non-negative weight of each row.
+        Non-negative weight of each row (counts of identical rows belong in
+        ``frequency_weight``).
     replace_undefined_by : float, default nan
         Returned, with an :class:`UndefinedKappaWarning`, when the
         denominator is zero (both sides constant and equal).
+    frequency_weight : array_like of shape (n,), optional
+        Whole-number count of each row (a row with count c is c identical
+        rows); the value is that of the expanded rows. Not with
+        ``sample_weight``.
 
     Returns
     -------
@@ -558,6 +584,7 @@ def continuous_qwk(
     >>> round(fk.continuous_qwk([1, 2, 3, 4], [1.2, 1.9, 3.3, 3.6]), 6)
     0.966292
     """
+    y_true, scores, _ = _expand_counted(y_true, scores, sample_weight, frequency_weight)
     y_true, scores, sample_weight = flatten_labels(
         y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
     t = _numeric_iv(y_true, "y_true", "numbers")
@@ -862,7 +889,8 @@ class ThresholdOptimizer:
 
     def fit(self, y_true: ArrayLike, scores: ArrayLike, *,
             sample_weight: ArrayLike | None = None,
-            groups: ArrayLike | None = None) -> ThresholdOptimizer:
+            groups: ArrayLike | None = None,
+            frequency_weight: ArrayLike | None = None) -> ThresholdOptimizer:
         """Tune the cut points on ``(y_true, scores)``; returns ``self``.
 
         Parameters
@@ -872,7 +900,8 @@ class ThresholdOptimizer:
         scores : array_like of shape (n,)
             Finite continuous predictions.
         sample_weight : array_like of shape (n,), optional
-            Non-negative weight of each row.
+            Non-negative weight of each row (counts of identical rows belong
+            in ``frequency_weight``).
         groups : array_like of shape (n,), optional
             Group of each row (patient, essay prompt, user...) for the
             cross-validation: every group lies in one fold, so rows of one
@@ -881,6 +910,10 @@ class ThresholdOptimizer:
             groups are spread over the folds keeping the classes balanced
             (largest groups first); a splitter gets ``groups`` in its
             ``split(X, y, groups)`` and must keep every group in one test fold.
+        frequency_weight : array_like of shape (n,), optional
+            Whole-number count of each row: a row with count c is c identical
+            rows (of its group). The rows are expanded, so the fit, folds
+            included, is that of the expanded rows. Not with ``sample_weight``.
 
         Examples
         --------
@@ -895,6 +928,8 @@ class ThresholdOptimizer:
         True
         """
         cv = _check_cv(self.cv)
+        y_true, scores, groups = _expand_counted(y_true, scores, sample_weight,
+                                                 frequency_weight, groups)
         prob = _problem_iv(y_true, scores, labels=self.labels, n_classes=self.n_classes,
                            weights=self.weights, sample_weight=sample_weight)
         k = prob.n_classes

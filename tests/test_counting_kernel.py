@@ -219,6 +219,31 @@ def test_weighted_kernels_match_brute_force(plain, n):
     np.testing.assert_array_equal(got_n.sum(axis=0), np.bincount(gcells, minlength=size))
 
 
+@pytest.mark.parametrize("plain", [True, False])
+@pytest.mark.parametrize("n", [0, 7, 2048, 5001])
+def test_counted_kernel_matches_brute_force(plain, n):
+    """Frequency-weighted counts: exact int64 sums, counts beyond 2**53 included."""
+    rng = np.random.default_rng(n + plain)
+    k = 5
+    t = rng.integers(-1, k + 1, n)
+    p = rng.integers(-1, k + 1, n)
+    # cell sums pass 2**53 (a float64 sum would round them) but stay below 2**63
+    c = rng.integers(0, 2**48, n, dtype=np.int64) + (2**52 + 1) * (rng.random(n) < 0.1)
+    slots = np.arange(k) if plain else np.array([3, 0, 4, 1, 2])
+    off, lut = _int_lut(0, k - 1, slots, k)
+    s = k + 3
+    cells = (lut[np.clip(t - off, 0, len(lut) - 1)] * s
+             + lut[np.clip(p - off, 0, len(lut) - 1)])
+    want = np.zeros(s * s, dtype=object)  # Python integers: the exact oracle
+    for cell, count in zip(cells.tolist(), c.tolist(), strict=True):
+        want[cell] += count
+    for kern in (counting._accumulate_confusion_counted_serial,
+                 lambda *a: counting._accumulate_confusion_counted(*a, 3)):
+        got = kern(t, off, lut, p, off, lut, c, s, plain)
+        assert got.dtype == np.int64
+        assert [int(v) for v in got.sum(axis=0, dtype=object)] == want.tolist()
+
+
 def test_weight_stats():
     w = np.array([0.5, 2.0, 0.0, 1.5, 3.0])
     got = counting._weight_stats_serial(w)[0]

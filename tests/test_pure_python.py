@@ -44,6 +44,8 @@ SCRIPT = textwrap.dedent("""
         # 700 classes on 300 rows: summed without a (K, K) table
         "table_free": fk.cohen_kappa(y, a, n_classes=700, weights="linear"),
         "table_free_weighted": fk.cohen_kappa(3 * y, 3 * a, n_classes=700, sample_weight=w),
+        "counted": fk.confusion_matrix(y, a, frequency_weight=ids % 3).tolist(),
+        "table_free_counted": fk.cohen_kappa(y, a, n_classes=700, frequency_weight=ids % 3),
     }
     intervals = [
         fk.kappa_ci(y, a, n_resamples=50, seed=0),

@@ -179,6 +179,43 @@ def _accumulate_confusion_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direc
 
 
 @jit()
+def _count_block_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct, acc):
+    """Add every row's int64 count ``c`` (frequency weight) into ``acc`` (flat, s*s).
+
+    Integer sums only: exact below 2**63 (the wrapper checks the total first).
+    """
+    buf = np.empty(_BLOCK, dtype=np.intp)
+    n = t.shape[0]
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        cb = c[lo:hi]
+        _cells(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, buf)
+        for j in range(hi - lo):
+            acc[buf[j]] += cb[j]
+
+
+@jit(parallel=True)
+def _accumulate_confusion_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct, n_chunks):
+    """Frequency-weighted counts per (true slot, pred slot): ``(n_chunks, s * s)`` int64."""
+    n = t.shape[0]
+    out = np.zeros((n_chunks, s * s), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for k in prange(n_chunks):
+        lo = min(n, k * step)
+        hi = min(n, lo + step)
+        _count_block_counted(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, c[lo:hi], s,
+                             direct, out[k])
+    return out
+
+
+@jit()
+def _accumulate_confusion_counted_serial(t, t_off, t_lut, p, p_off, p_lut, c, s, direct):
+    out = np.zeros((1, s * s), dtype=np.int64)
+    _count_block_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct, out[0])
+    return out
+
+
+@jit()
 def _quadratic_sums_narrow(a, b):
     """Five raw sums and the joint min/max of 8/16-bit inputs (int64 accumulators).
 
