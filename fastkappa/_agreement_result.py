@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ._install import install_hint
+
 __all__ = ["Agreement", "AgreementRow"]
 
 _TITLES = {
@@ -116,7 +118,7 @@ class Agreement:
         try:
             import pandas as pd
         except ImportError:  # pragma: no cover - pandas is installed in the test env
-            raise ImportError('to_dataframe() needs pandas: pip install "fastkappa[pandas]"'
+            raise ImportError(f"to_dataframe() needs pandas; {install_hint('pandas')}"
                               ) from None
         return pd.DataFrame([{k: getattr(r, k) for k in (
             "coefficient", "estimate", "standard_error", "low", "high", "p_value", "method")}
