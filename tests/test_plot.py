@@ -303,7 +303,7 @@ def test_bootstrap_distribution_asymptotic_draws_the_normal_density(tmp_path):
 
 
 def test_bootstrap_distribution_accepts_a_result_without_distribution():
-    # DESIGN.md allows distribution=None for asymptotic results
+    # a KappaCI-like result may carry distribution=None (asymptotic intervals)
     res = fk.kappa_ci(*_data(n=300), method="asymptotic")
     stand_in = StandInKappaCI(estimate=res.estimate, low=res.low, high=res.high,
                               standard_error=res.standard_error, method="asymptotic",
