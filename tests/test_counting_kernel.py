@@ -218,3 +218,22 @@ def test_weight_stats():
     assert parts[:, 1].min() == 0.0 and parts[:, 2].max() == 3.0
     for bad in (np.nan, np.inf, -np.inf):
         assert not np.isfinite(counting._weight_stats_serial(np.append(w, bad))[0, 0])
+
+
+@pytest.mark.parametrize("off", [-3, 0, 7])
+def test_slot_maps_values_outside_the_range_to_the_invalid_entry_without_wrapping(off):
+    """``_slot`` compares before subtracting: the int64 extremes and values just outside
+    ``[off, off + last]`` land on ``last``, with no overflow (warnings are errors)."""
+    last = 5
+    info = np.iinfo(np.int64)
+    values = [info.min, info.min + 1, off - 2, off - 1, off, off + 1, off + last - 1,
+              off + last, off + last + 1, info.max - 1, info.max]
+    for v in values:
+        want = v - off if off <= v <= off + last else last
+        assert int(counting._slot(np.int64(v), np.int64(off), np.int64(last))) == want, v
+    # through the counting kernel: int64 columns holding both extremes
+    t = np.array([info.min, 0, 1, info.max], dtype=np.int64)
+    off0, lut = -1, np.array([3, 0, 1, 3], dtype=np.int64)  # slots 0, 1; 3 = invalid
+    got = counting._accumulate_confusion_serial(t, off0, lut, t, off0, lut, 4, False)
+    np.testing.assert_array_equal(got.ravel(), naive.slot_counts(t, off0, lut, t, off0,
+                                                                 lut, 4))
