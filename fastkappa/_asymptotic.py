@@ -1,6 +1,6 @@
 """Large-sample standard errors of kappa, built on its influence function.
 
-Notation (DESIGN.md, "The mathematics"): agreement weights
+Notation (Fleiss, Cohen & Everitt 1969): agreement weights
 ``a = 1 - w / max(w)``, cell proportions ``p = O / N``, margins ``p_i.`` and
 ``p_.j``, ``Po = sum(a p)``, ``Pe = sum(a_ij p_i. p_.j)``,
 ``abar_i. = sum_j p_.j a_ij`` and ``abar_.j = sum_i p_i. a_ij``.
@@ -38,7 +38,7 @@ Notation (DESIGN.md, "The mathematics"): agreement weights
 
 Every function here is plain NumPy and reusable by other modules (a paired
 ``compare`` uses :func:`cell_influence` per model, then
-:func:`types_variance` or :func:`row_variance` on ``IF_a - IF_b``).
+:func:`types_variance` on ``IF_a - IF_b``).
 """
 
 from __future__ import annotations
@@ -51,10 +51,7 @@ __all__ = [
     "CellInfluence",
     "agreement_weights",
     "cell_influence",
-    "fce_variances",
-    "paired_difference_variance",
     "robust_variances",
-    "row_variance",
     "types_variance",
 ]
 
@@ -126,18 +123,12 @@ def cell_influence(table: np.ndarray, w: np.ndarray) -> CellInfluence:
                          influence=influence, null_influence=null_influence)
 
 
-def fce_variances(table: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    """Fleiss–Cohen–Everitt large-sample variance and null variance of kappa.
-
-    For a table of iid counts (N = its total): equal to statsmodels'
-    ``cohens_kappa`` ``var_kappa`` / ``var_kappa0`` and SAS PROC FREQ's
-    ASE^2 / (ASE under H0)^2.
-    """
-    info = cell_influence(table, w)
-    return _fce_from_info(info, info.n)
-
-
 def _fce_from_info(info: CellInfluence, n: float) -> tuple[float, float]:
+    """Fleiss–Cohen–Everitt variance and null variance of kappa for iid rows, N = ``n``.
+
+    Equal to statsmodels' ``cohens_kappa`` ``var_kappa`` / ``var_kappa0`` and
+    SAS PROC FREQ's ASE^2 / (ASE under H0)^2.
+    """
     var = float(np.sum(info.proportions * info.influence**2)) / n
     var0 = float(np.sum(info.expected * info.null_influence**2)) / n
     return var, var0
@@ -180,37 +171,3 @@ def robust_variances(info: CellInfluence, cell_t: np.ndarray, cell_p: np.ndarray
     else:
         var0 = null_iid / n_rows
     return var, var0
-
-
-def row_variance(values: np.ndarray, sample_weight: np.ndarray | None = None,
-                 cluster_codes: np.ndarray | None = None) -> float:
-    """Robust variance ``sum_c (sum_{r in c} w_r v_r)^2 / (sum_r w_r)^2`` from rows.
-
-    ``values`` are per-row influence values (mean zero under the weighted
-    data); ``cluster_codes`` are integer cluster ids 0..C-1 per row, or None
-    (each row its own cluster).
-    """
-    v = np.asarray(values, dtype=np.float64)
-    if sample_weight is None:
-        wv = v
-        total = float(len(v))
-    else:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        wv = sw * v
-        total = float(sw.sum())
-    if cluster_codes is not None:
-        wv = np.bincount(cluster_codes, weights=wv)
-    return float(np.dot(wv, wv)) / total**2
-
-
-def paired_difference_variance(info_a: CellInfluence, info_b: CellInfluence,
-                               t_idx: np.ndarray, pa_idx: np.ndarray, pb_idx: np.ndarray,
-                               sample_weight: np.ndarray | None = None,
-                               cluster_codes: np.ndarray | None = None) -> float:
-    """Variance of ``kappa_a - kappa_b`` for two models scored on the same rows.
-
-    Per row ``IF_a[t, pa] - IF_b[t, pb]`` in :func:`row_variance`.  Both
-    ``info`` objects must come from tables built with the same sample weights.
-    """
-    d = info_a.influence[t_idx, pa_idx] - info_b.influence[t_idx, pb_idx]
-    return row_variance(d, sample_weight, cluster_codes)

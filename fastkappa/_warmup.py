@@ -19,6 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .agreement import agreement, krippendorff_alpha
+from .agreement_stream import AgreementAccumulator
+from .bootstrap import kappa_ci, kappa_ci_from_confusion
+from .compare import compare
+from .groups import kappa_by_group
+from .metrics import cohen_kappa, confusion_matrix
+from .streaming import CohenKappa
+from .thresholds import ThresholdOptimizer, optimize_thresholds
+
 #: integer and boolean label types the warm-up passes (as the file reader compacts them)
 LABEL_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "bool", "float64")
 
@@ -35,7 +44,7 @@ class WarmupReport:
 
     #: kernels only other kernels call (compiled, or loaded, inside their callers)
     inner: list[str] = field(default_factory=list)
-    #: kernels the package never calls (the tests' and benchmarks' oracles)
+    #: kernels the package never calls (none expected: oracles live in the tests)
     unused: list[str] = field(default_factory=list)
 
     @property
@@ -96,8 +105,6 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
-    import fastkappa as fk
-
     from ._validation import PARALLEL_MIN_ROWS
     from .bootstrap import SERIAL_MAX_DRAWS
 
@@ -116,64 +123,64 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
             for dt in LABEL_DTYPES:
                 a, b = t.astype(dt), p.astype(dt)
                 for weights in (None, "linear", "quadratic"):
-                    fk.cohen_kappa(a, b, weights=weights)
+                    cohen_kappa(a, b, weights=weights)
                     if dt != "bool":
-                        fk.cohen_kappa(a, b, weights=weights, n_classes=5)
-                fk.cohen_kappa(a, b, sample_weight=w)
-                fk.cohen_kappa(a, b, weights="quadratic", sample_weight=w)
-                fk.cohen_kappa(a, b, frequency_weight=(w * 4).astype(np.int64) + 1)
-                fk.confusion_matrix(a, b)
-            fk.cohen_kappa(t + 1, p + 1, weights="quadratic", labels=[1, 2, 3, 4, 5])
-            fk.cohen_kappa(3 * t, 3 * p)  # values with gaps: a lookup table
-            fk.cohen_kappa(t, p, ignore_index=4)
+                        cohen_kappa(a, b, weights=weights, n_classes=5)
+                cohen_kappa(a, b, sample_weight=w)
+                cohen_kappa(a, b, weights="quadratic", sample_weight=w)
+                cohen_kappa(a, b, frequency_weight=(w * 4).astype(np.int64) + 1)
+                confusion_matrix(a, b)
+            cohen_kappa(t + 1, p + 1, weights="quadratic", labels=[1, 2, 3, 4, 5])
+            cohen_kappa(3 * t, 3 * p)  # values with gaps: a lookup table
+            cohen_kappa(t, p, ignore_index=4)
 
     def strings_and_scores():
         t, p = small
         names = np.array(["none", "mild", "moderate", "severe", "proliferative"])
-        fk.cohen_kappa(names[t], names[p])
-        fk.cohen_kappa(names[t], names[p], weights="quadratic", labels=list(names))
+        cohen_kappa(names[t], names[p])
+        cohen_kappa(names[t], names[p], weights="quadratic", labels=list(names))
         for dt in ("float64", "float32"):
             probs = rng.random((len(t), 5)).astype(dt)
-            fk.cohen_kappa(t, probs, weights="quadratic")
-        fk.cohen_kappa(t, t + rng.normal(0, 0.5, len(t)), thresholds=[0.5, 1.5, 2.5, 3.5])
+            cohen_kappa(t, probs, weights="quadratic")
+        cohen_kappa(t, t + rng.normal(0, 0.5, len(t)), thresholds=[0.5, 1.5, 2.5, 3.5])
 
     def groups():
         for t, p in (small, large):
             g = rng.integers(0, 8, len(t))
-            fk.kappa_by_group(t, p, g, weights="quadratic")
-            fk.kappa_by_group(t, p, g, sample_weight=rng.random(len(t)))
+            kappa_by_group(t, p, g, weights="quadratic")
+            kappa_by_group(t, p, g, sample_weight=rng.random(len(t)))
 
     def intervals():
         t, p = small
         clusters = np.arange(len(t)) // 2
         w = rng.random(len(t))
         for method in ("bca", "percentile", "basic", "asymptotic"):
-            fk.kappa_ci(t, p, weights="quadratic", method=method, n_resamples=200, seed=0)
-            fk.kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
-            fk.kappa_ci(t, p, method=method, sample_weight=w, n_resamples=200, seed=0)
-        fk.kappa_ci_from_confusion([[20, 5], [3, 22]], n_resamples=200, seed=0)
-        fk.kappa_ci(*large, n_resamples=200, seed=0)
+            kappa_ci(t, p, weights="quadratic", method=method, n_resamples=200, seed=0)
+            kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
+            kappa_ci(t, p, method=method, sample_weight=w, n_resamples=200, seed=0)
+        kappa_ci_from_confusion([[20, 5], [3, 22]], n_resamples=200, seed=0)
+        kappa_ci(*large, n_resamples=200, seed=0)
         # enough draws for the parallel multinomial kernel (the default B = 10,000 is)
-        fk.kappa_ci(t, p, n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
+        kappa_ci(t, p, n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
         # many classes: only the occupied cells are resampled (serial and parallel)
         many = rng.integers(0, 40, len(t))
         near = np.clip(many + rng.integers(-2, 3, len(t)), 0, 39)
         for weights in (None, "linear", "quadratic", 1 - np.eye(40)):
-            fk.kappa_ci(many, near, weights=weights, n_classes=40, n_resamples=200, seed=0)
-        fk.kappa_ci(many, near, weights="quadratic", n_classes=40,
+            kappa_ci(many, near, weights=weights, n_classes=40, n_resamples=200, seed=0)
+        kappa_ci(many, near, weights="quadratic", n_classes=40,
                     n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)
         # few occupied cells among many rows: one binomial per cell (serial, parallel)
         diag = np.repeat(np.arange(40), 4000)
         off = np.where(np.arange(len(diag)) % 50 == 0, (diag + 1) % 40, diag)
         for b in (200, SERIAL_MAX_DRAWS // 25):
-            fk.kappa_ci(diag, off, n_classes=40, n_resamples=b, seed=0)
+            kappa_ci(diag, off, n_classes=40, n_resamples=b, seed=0)
         big = rng.integers(0, 40, n_large)
-        fk.kappa_ci(big, np.clip(big + rng.integers(-2, 3, n_large), 0, 39), n_classes=40,
+        kappa_ci(big, np.clip(big + rng.integers(-2, 3, n_large), 0, 39), n_classes=40,
                     n_resamples=200, seed=0)
         # a class count whose (K, K) table outgrows the counting budget: sums only
         for t_, p_ in (small, large):
             for weights in (None, "linear", "quadratic"):
-                fk.cohen_kappa(t_, p_, weights=weights, n_classes=1000)
+                cohen_kappa(t_, p_, weights=weights, n_classes=1000)
 
     def comparisons():
         t, p = small
@@ -181,33 +188,33 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         r = np.where(rng.random(len(t)) < 0.5, t, rng.integers(0, 5, len(t)))
         models = {"a": p, "b": q, "c": r}
         for method in ("bca", "asymptotic"):
-            fk.compare(t, models, weights="quadratic", method=method, n_resamples=200,
+            compare(t, models, weights="quadratic", method=method, n_resamples=200,
                        seed=0)
-            fk.compare(t, models, method=method, clusters=np.arange(len(t)) // 2,
+            compare(t, models, method=method, clusters=np.arange(len(t)) // 2,
                        n_resamples=200, seed=0)
-        fk.compare(t, models, sample_weight=rng.random(len(t)), n_resamples=200, seed=0)
+        compare(t, models, sample_weight=rng.random(len(t)), n_resamples=200, seed=0)
         # many distinct rows: the row-index resampling path
         many = {f"m{i}": np.clip(t + rng.integers(-2, 3, len(t)), 0, 4) for i in range(8)}
-        fk.compare(t, many, n_resamples=200, seed=0)
+        compare(t, many, n_resamples=200, seed=0)
         # and few enough draws for its serial twin
-        fk.compare(t[:900], {f"m{i}": many[f"m{i}"][:900] for i in range(3)},
+        compare(t[:900], {f"m{i}": many[f"m{i}"][:900] for i in range(3)},
                    n_resamples=100, seed=0)
 
     def thresholds():
         t, _ = small
         s = t + rng.normal(0, 0.8, len(t))
-        fk.optimize_thresholds(t, s)
-        fk.optimize_thresholds(t, s, sample_weight=rng.random(len(t)))
-        fk.ThresholdOptimizer(cv=3, seed=0).fit(t, s)
+        optimize_thresholds(t, s)
+        optimize_thresholds(t, s, sample_weight=rng.random(len(t)))
+        ThresholdOptimizer(cv=3, seed=0).fit(t, s)
 
     def streaming():
         t, p = small
-        acc = fk.CohenKappa(n_classes=5, weights="quadratic")
+        acc = CohenKappa(n_classes=5, weights="quadratic")
         for lo in range(0, len(t), 500):
             acc.update(t[lo:lo + 500], p[lo:lo + 500])
         acc.compute()
         acc.ci(n_resamples=200, seed=0)
-        learner = fk.CohenKappa()
+        learner = CohenKappa()
         learner.update(t, p)
         learner.compute()
 
@@ -217,20 +224,20 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
                            rng.integers(0, 5, (n_small, 4))).astype(float)
         ratings[rng.random(ratings.shape) < 0.1] = np.nan
         for method in ("asymptotic", "bca", "percentile"):
-            fk.agreement(ratings, method=method, n_resamples=200, seed=0)
-            fk.agreement(ratings, weights="quadratic", method=method, n_resamples=200,
+            agreement(ratings, method=method, n_resamples=200, seed=0)
+            agreement(ratings, weights="quadratic", method=method, n_resamples=200,
                          seed=0, clusters=np.arange(n_small) // 2)
-        fk.agreement(np.nan_to_num(ratings, nan=-1).astype(np.int64), missing=-1)
+        agreement(np.nan_to_num(ratings, nan=-1).astype(np.int64), missing=-1)
         item = np.repeat(np.arange(n_small), 4)
         rater = np.tile(np.arange(4), n_small)
         keep = ~np.isnan(ratings.ravel())
-        fk.agreement(item=item[keep], rater=rater[keep],
+        agreement(item=item[keep], rater=rater[keep],
                      label=ratings.ravel()[keep].astype(np.int64))
-        fk.agreement(item=item[keep].astype(str), rater=rater[keep].astype(str),
+        agreement(item=item[keep].astype(str), rater=rater[keep].astype(str),
                      label=ratings.ravel()[keep])
         for level in ("nominal", "ordinal", "interval", "ratio"):
-            fk.krippendorff_alpha(ratings + 1, level=level)
-        acc = fk.AgreementAccumulator()
+            krippendorff_alpha(ratings + 1, level=level)
+        acc = AgreementAccumulator()
         acc.update(item=item[keep], rater=rater[keep], label=ratings.ravel()[keep])
         acc.compute()
 

@@ -387,6 +387,19 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     :func:`fastkappa.kappa_ci`; with ``frequency_weight`` the counts of each
     distinct row are summed and passed on (the interval of the expanded rows).
 
+    Parameters
+    ----------
+    y_true, y_pred : dask.array.Array or dask.dataframe.Series
+        Aligned collections, as for :func:`accumulate`.
+    weights, method, confidence_level, n_resamples, seed
+        As in :func:`fastkappa.kappa_ci` (``method="bca"``, ``confidence_level=0.95``,
+        ``n_resamples=10_000`` by default).
+    clusters : dask collection, optional
+        Cluster ids aligned with the labels; whole clusters are resampled.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`; ``sample_weight`` is a collection
+        aligned with the labels.
+
     Returns
     -------
     KappaCI
@@ -520,6 +533,23 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     deprecated alias. Missing group ids follow ``nan_policy``.
     ``frequency_weight`` (whole-number row counts) keeps every group's table
     a count table, so its interval is that of the expanded rows.
+
+    Parameters
+    ----------
+    y_true, y_pred, groups : dask.array.Array or dask.dataframe.Series
+        Aligned collections: labels and the group id of each row.
+    weights : {None, "linear", "quadratic"} or (K, K) array, default None
+        As in :func:`fastkappa.cohen_kappa`.
+    method : {None, "bca", "percentile", "basic", "asymptotic"}, default None
+        None: no interval; otherwise an iid interval per group.
+    confidence_level, n_resamples, seed
+        As in :func:`fastkappa.kappa_by_group`.
+    labels, n_classes, sample_weight, ignore_index, nan_policy, thresholds
+        As in :func:`fastkappa.cohen_kappa`.
+    replace_undefined_by : float, default nan
+        The kappa reported for a group whose kappa is undefined.
+    ci : str, optional
+        Deprecated alias of ``method``.
 
     Returns
     -------

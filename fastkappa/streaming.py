@@ -570,6 +570,17 @@ class CohenKappa:
         (two eyes of one patient...) need :func:`fastkappa.kappa_ci` with
         ``clusters=`` on the rows instead.
 
+        Parameters
+        ----------
+        method : {"bca", "percentile", "basic", "asymptotic"}, default "bca"
+            Interval method, as in :func:`fastkappa.kappa_ci`.
+        confidence_level : float, default 0.95
+            Coverage of the interval.
+        n_resamples : int, default 10_000
+            Bootstrap replicates (ignored by ``"asymptotic"``).
+        seed : int, SeedSequence, Generator or None, default None
+            Seeds the bootstrap; None draws a seed and records it in the result.
+
         Returns
         -------
         KappaCI

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# tests import their oracles as `from reference import ...`
+# tests import their oracles as `from naive import ...`
 sys.path.insert(0, str(Path(__file__).parent))
 
 

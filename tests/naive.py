@@ -1,16 +1,19 @@
 """Slow, obviously-correct oracles written straight from the definitions.
 
-Plain Python loops over rows, items, raters and pairs of ratings; no NumPy
-tricks and no code shared with fastkappa.  (The exact-fraction kappa oracles
-live in ``reference.py``.)  Many-rater ratings are lists of rows (one per
-item) holding class *indices* 0..K-1 or None (missing); ``a`` is a K x K list
-of agreement weights.
+The only home of the test oracles.  Plain Python loops over rows, cells,
+items, raters and pairs of ratings, written straight from the definitions in
+the papers they cite; no code shared with fastkappa's kernels.  Exact rational arithmetic
+(``fractions.Fraction``) wherever the inputs are integers, so a test can ask
+for exact equality.  Many-rater ratings are lists of rows (one per item)
+holding class *indices* 0..K-1 or None (missing); ``a`` is a K x K list of
+agreement weights.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -195,28 +198,9 @@ def cluster_robust_se(t, p, clusters, k: int, weights=None) -> float:
     """Cluster-robust standard error of kappa: ``sqrt(sum_c (sum_{r in c} IF_r)^2) / N``.
 
     ``t`` and ``p`` are class indices 0..k-1; ``IF`` is the Fleiss-Cohen-Everitt
-    influence value of a row's cell, ``(T_ij - Tbar) / (1 - Pe)^2`` with
-    ``T_ij = a_ij (1 - Pe) - (abar_i. + abar_.j)(1 - Po)`` and
-    ``Tbar = Po Pe - 2 Pe + Po`` (DESIGN.md, "The mathematics").
+    influence value of a row's cell (:func:`fce_row_influence`).
     """
-    n = len(t)
-    w = _disagreement(k, weights)
-    wmax = max(max(row) for row in w)
-    a = [[1.0 - w[i][j] / wmax for j in range(k)] for i in range(k)]
-    pi = [sum(1 for x in t if x == i) / n for i in range(k)]
-    pj = [sum(1 for y in p if y == j) / n for j in range(k)]
-    po = sum(a[x][y] for x, y in zip(t, p, strict=True)) / n
-    pe = sum(a[i][j] * pi[i] * pj[j] for i in range(k) for j in range(k))
-    abar_i = [sum(pj[j] * a[i][j] for j in range(k)) for i in range(k)]
-    abar_j = [sum(pi[i] * a[i][j] for i in range(k)) for j in range(k)]
-    tbar = po * pe - 2 * pe + po
-    sums: dict = {}
-    for x, y, c in zip(t, p, clusters, strict=True):
-        tij = a[x][y] * (1 - pe) - (abar_i[x] + abar_j[y]) * (1 - po)
-        sums[c] = sums.get(c, 0.0) + (tij - tbar) / (1 - pe) ** 2
-    return math.sqrt(sum(v * v for v in sums.values())) / n
-
-
+    return math.sqrt(robust_variance(fce_row_influence(t, p, k, weights), None, clusters))
 
 
 def weights_ref(k, weights):
@@ -270,7 +254,7 @@ def fce_variances_exact(table, weights=None):
     """Fleiss-Cohen-Everitt (1969) variances of kappa, exactly, as Fractions.
 
     ``(var, var0, cancellation)`` for an integer (K, K) table, straight from
-    the formulas in DESIGN.md with agreement weights ``a = 1 - w / max(w)``:
+    the formulas of Fleiss, Cohen & Everitt (1969) with agreement weights ``a = 1 - w / max(w)``:
 
         var  = (sum p_ij [a_ij (1-Pe) - (abar_i. + abar_.j)(1-Po)]^2
                 - (Po Pe - 2 Pe + Po)^2) / (N (1-Pe)^4)
@@ -281,7 +265,6 @@ def fce_variances_exact(table, weights=None):
     difference magnifies the rounding of its terms (1 when nothing cancels,
     inf when the variance is 0).
     """
-    from fractions import Fraction
 
     o = [[int(v) for v in row] for row in table]
     k = len(o)
@@ -313,3 +296,254 @@ def fce_variances_exact(table, weights=None):
     cancellation = max(float(s1 / (s1 - t1)) if s1 != t1 else float("inf"),
                        float(s0 / (s0 - t0)) if s0 != t0 else float("inf"))
     return var, var0, cancellation
+
+
+# ------------------------------------------------------------------- two-rater kappa, exact
+def is_missing(v) -> bool:
+    """True for None, NaN and pandas' NA (the values nan_policy is about)."""
+    if v is None:
+        return True
+    try:
+        if v != v:  # NaN (float, np.floating)
+            return True
+    except TypeError:  # pd.NA refuses bool()
+        return True
+    return type(v).__name__ == "NAType"
+
+
+def weight_matrix_ref(k: int, weights=None) -> list[list[Fraction]]:
+    """Disagreement weights w[i][j] by class index (exact)."""
+    if weights is None:
+        return [[Fraction(int(i != j)) for j in range(k)] for i in range(k)]
+    if weights == "linear":
+        return [[Fraction(abs(i - j)) for j in range(k)] for i in range(k)]
+    if weights == "quadratic":
+        return [[Fraction((i - j) ** 2) for j in range(k)] for i in range(k)]
+    return [[_exact(weights[i][j]) for j in range(k)] for i in range(k)]
+
+
+def _exact(x) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int) or (hasattr(x, "is_integer") and float(x).is_integer()
+                              and abs(float(x)) < 2**53):
+        return Fraction(int(x))
+    return Fraction(float(x))
+
+
+def confusion_dict(y_true, y_pred, classes, sample_weight=None) -> list[list]:
+    """Confusion table by a dict loop: rows y_true, columns y_pred, in ``classes`` order.
+
+    Counts are Python ints (Fractions of the weights when ``sample_weight``).
+    Raises KeyError for a value that is not a class.
+    """
+    index = {c: i for i, c in enumerate(classes)}
+    k = len(classes)
+    table = [[0] * k for _ in range(k)]
+    for r, (a, b) in enumerate(zip(y_true, y_pred, strict=True)):
+        w = 1 if sample_weight is None else _exact(sample_weight[r])
+        table[index[a]][index[b]] += w
+    return table
+
+
+def kappa_from_table(table, weights=None, *, exact: bool = True):
+    """kappa_w = 1 - sum(w O) / sum(w E), E_ij = r_i c_j / N, cell by cell.
+
+    Returns a Fraction (``exact=True``) or a float; None when undefined
+    (sum(w E) == 0).
+    """
+    k = len(table)
+    conv = _exact if exact else float
+    o = [[conv(table[i][j]) for j in range(k)] for i in range(k)]
+    w = weight_matrix_ref(k, weights)
+    if not exact:
+        w = [[float(x) for x in row] for row in w]
+    n = sum(sum(row) for row in o)
+    r = [sum(o[i]) for i in range(k)]
+    c = [sum(o[i][j] for i in range(k)) for j in range(k)]
+    num = sum(w[i][j] * o[i][j] for i in range(k) for j in range(k))
+    den = sum(w[i][j] * r[i] * c[j] / n for i in range(k) for j in range(k))
+    if den == 0:
+        return None
+    return 1 - num / den
+
+
+def qwk_five_sums(x_idx, y_idx):
+    """QWK from the five running sums of class indices (exact Fraction).
+
+    sum(wO) = Sx2 + Sy2 - 2 Sxy and sum(wE) = Sx2 + Sy2 - 2 Sx Sy / N.
+    """
+    n = sx = sy = sxx = syy = sxy = 0
+    for x, y in zip(x_idx, y_idx, strict=True):
+        x, y = int(x), int(y)
+        n += 1
+        sx += x
+        sy += y
+        sxx += x * x
+        syy += y * y
+        sxy += x * y
+    den = Fraction(n * (sxx + syy) - 2 * sx * sy, n)
+    if den == 0:
+        return None
+    return 1 - Fraction(sxx + syy - 2 * sxy) / den
+
+
+def _key(v):
+    """Class key of a label: whole-number floats are their integer."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if hasattr(v, "item") and not isinstance(v, str):  # NumPy scalars
+        return _key(v.item())
+    return v
+
+
+def kept_rows(y_true, y_pred, *, ignore_index=None, sample_weight=None):
+    """Rows left after dropping missing values and ``ignore_index`` on either side."""
+    t, p, w = [], [], []
+    for r, (a, b) in enumerate(zip(y_true, y_pred, strict=True)):
+        if is_missing(a) or is_missing(b):
+            continue
+        a, b = _key(a), _key(b)
+        if ignore_index is not None and (a == ignore_index or b == ignore_index):
+            continue
+        t.append(a)
+        p.append(b)
+        if sample_weight is not None:
+            w.append(sample_weight[r])
+    return t, p, (w if sample_weight is not None else None)
+
+
+def reference_kappa(y_true, y_pred, *, weights=None, labels=None, sample_weight=None,
+                    ignore_index=None, exact=True):
+    """Kappa computed the slow way on the rows that should be kept.
+
+    Drops rows with a missing value or ``ignore_index`` on either side, takes
+    the classes as ``labels`` or the sorted union of the kept values, builds
+    the table with :func:`confusion_dict` and applies the definition.
+    Returns None when kappa is undefined.
+    """
+    t, p, w = kept_rows(y_true, y_pred, ignore_index=ignore_index,
+                        sample_weight=sample_weight)
+    classes = list(labels) if labels is not None else sorted(set(t) | set(p))
+    table = confusion_dict(t, p, classes, w)
+    return kappa_from_table(table, weights, exact=exact)
+
+
+def close(a, b, *, rel: float = 1e-9, abs_: float = 1e-12) -> bool:
+    """Float comparison for oracle values (None and nan mean undefined)."""
+    if b is None:
+        return a is None or (isinstance(a, float) and math.isnan(a))
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=abs_)
+
+
+# --------------------------------------------------------------------------- counting kernels
+
+
+def slot_counts(t, t_off, t_lut, p, p_off, p_lut, s):
+    """The counting kernels' documented rule, one row at a time: slot = lut[clamp(v - off)].
+
+    Returns the flat (s * s,) int64 table of slot pairs.
+    """
+    out = np.zeros(s * s, dtype=np.int64)
+    for a, b in zip(t.tolist(), p.tolist(), strict=True):
+        i = t_lut[min(max(a - t_off, 0), len(t_lut) - 1)]
+        j = p_lut[min(max(b - p_off, 0), len(p_lut) - 1)]
+        out[i * s + j] += 1
+    return out
+
+
+# --------------------------------------------------------------------------- resampling
+
+
+def row_bootstrap_kappas(t, p, k, weights, n_rep, seed, sample_weight=None):
+    """The row-index bootstrap: draw N row indices with replacement, rebuild the table.
+
+    O(N) per replicate (what the fast paths avoid); rows carry their
+    ``sample_weight``.  Returns (n_rep,) kappas, nan for an undefined replicate.
+    """
+    t, p = np.asarray(t), np.asarray(p)
+    n = len(t)
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    gen = np.random.default_rng(seed)
+    out = np.empty(n_rep)
+    for b in range(n_rep):
+        idx = gen.integers(0, n, n)
+        out[b] = kappa_ref(t[idx], p[idx], k, weights, sw[idx])
+    return out
+
+
+def jackknife_acceleration(t, p, k, weights, sample_weight=None, clusters=None):
+    """BCa acceleration: leave one row (or one cluster) out, kappa recomputed from scratch."""
+    units = np.arange(len(t)) if clusters is None else np.asarray(clusters)
+    jack = []
+    for u in np.unique(units):
+        keep = units != u
+        sw = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        jack.append(kappa_ref(np.asarray(t)[keep], np.asarray(p)[keep], k, weights, sw))
+    jack = np.array(jack)
+    d = jack.mean() - jack
+    return np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
+
+
+# --------------------------------------------------------------------------- asymptotic
+
+
+def fce_row_influence(t, p, k, weights=None, sample_weight=None):
+    """Per-row FCE influence value ``(T_ij - Tbar) / (1 - Pe)^2`` of each row's cell.
+
+    Loops over rows with weights ``sample_weight`` (Fleiss, Cohen & Everitt 1969).
+    """
+    n = len(t)
+    sw = [1.0] * n if sample_weight is None else [float(x) for x in sample_weight]
+    total = sum(sw)
+    w = _disagreement(k, weights) if weights is None or isinstance(weights, str) else [
+        [float(x) for x in row] for row in weights]
+    wmax = max(max(row) for row in w)
+    a = [[1.0 - w[i][j] / wmax for j in range(k)] for i in range(k)]
+    pi, pj, po = [0.0] * k, [0.0] * k, 0.0
+    for x, y, s in zip(t, p, sw, strict=True):
+        pi[x] += s / total
+        pj[y] += s / total
+        po += a[x][y] * s / total
+    pe = sum(a[i][j] * pi[i] * pj[j] for i in range(k) for j in range(k))
+    abar_i = [sum(pj[j] * a[i][j] for j in range(k)) for i in range(k)]
+    abar_j = [sum(pi[i] * a[i][j] for i in range(k)) for j in range(k)]
+    tbar = po * pe - 2 * pe + po
+    return [(a[x][y] * (1 - pe) - (abar_i[x] + abar_j[y]) * (1 - po) - tbar) / (1 - pe) ** 2
+            for x, y in zip(t, p, strict=True)]
+
+
+def robust_variance(values, sample_weight=None, clusters=None):
+    """``sum_c (sum_{r in c} w_r v_r)^2 / (sum_r w_r)^2`` by a loop (each row its own
+    cluster when ``clusters`` is None)."""
+    n = len(values)
+    sw = [1.0] * n if sample_weight is None else [float(x) for x in sample_weight]
+    ids = range(n) if clusters is None else clusters
+    sums: dict = {}
+    for v, s, c in zip(values, sw, ids, strict=True):
+        sums[c] = sums.get(c, 0.0) + s * float(v)
+    return sum(x * x for x in sums.values()) / sum(sw) ** 2
+
+
+def paired_difference_variance(t, pa, pb, k, weights=None, sample_weight=None, clusters=None):
+    """Var(kappa_a - kappa_b) for two models on the same rows: ``IF_a - IF_b`` per row."""
+    ia = fce_row_influence(t, pa, k, weights, sample_weight)
+    ib = fce_row_influence(t, pb, k, weights, sample_weight)
+    return robust_variance([x - y for x, y in zip(ia, ib, strict=True)], sample_weight,
+                           clusters)
+
+
+# --------------------------------------------------------------------------- training losses
+
+
+def soft_kappa_ratio(p, y, w):
+    """``sum(w O) / sum(w E)`` of the soft confusion matrix ``O_kj = sum_n [y_n = k] P_nj``
+    (de la Torre, Puig & Valls 2018), by a loop over rows."""
+    n, k = p.shape
+    o = np.zeros((k, k))
+    for i in range(n):
+        o[y[i]] += p[i]
+    e = np.outer(o.sum(axis=1), o.sum(axis=0)) / n
+    return (w * o).sum() / (w * e).sum()

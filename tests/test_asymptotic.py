@@ -6,12 +6,12 @@ import math
 import warnings
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import fce_variances_exact
-from reference import kappa_from_table
+from naive import fce_variances_exact, kappa_from_table
 
 import fastkappa as fk
 from fastkappa import _asymptotic
@@ -51,9 +51,6 @@ def test_fce_variances_equal_statsmodels(rng, k, weights):
     for _ in range(5):
         o = _random_table(rng, k)
         res = sm.cohens_kappa(o, **_sm_weights(weights))
-        var, var0 = _asymptotic.fce_variances(o, fk.weight_matrix(k, weights))
-        assert math.sqrt(var) == pytest.approx(res.std_kappa, rel=1e-12, abs=1e-15)
-        assert math.sqrt(var0) == pytest.approx(res.std_kappa0, rel=1e-12, abs=1e-15)
         ci = fk.kappa_ci_from_confusion(o, weights=weights, method="asymptotic")
         assert ci.estimate == pytest.approx(res.kappa, rel=1e-12)
         assert ci.standard_error == pytest.approx(res.std_kappa, rel=1e-12)
@@ -68,9 +65,9 @@ def test_fce_variances_custom_matrix_equal_statsmodels(rng):
     w = np.array([[0, 2, 5], [1, 0, 3], [4, 2, 0]], dtype=float)  # asymmetric
     o = _random_table(rng, 3)
     res = sm.cohens_kappa(o, weights=w / w.max())
-    var, var0 = _asymptotic.fce_variances(o, w)
-    assert math.sqrt(var) == pytest.approx(res.std_kappa, rel=1e-12)
-    assert math.sqrt(var0) == pytest.approx(res.std_kappa0, rel=1e-12)
+    ci = fk.kappa_ci_from_confusion(o, weights=w, method="asymptotic")
+    assert ci.standard_error == pytest.approx(res.std_kappa, rel=1e-12)
+    assert ci.standard_error_null == pytest.approx(res.std_kappa0, rel=1e-12)
 
 
 @pytest.mark.parametrize("weights", [None, "linear"])
@@ -96,12 +93,6 @@ def test_kappa_ci_from_confusion_fleiss_cohen_everitt_table():
     assert res.standard_error_null == pytest.approx(ref.std_kappa0, rel=1e-12)
 
 
-def _kappa_of_proportions(p, w):
-    p = np.asarray(p, dtype=float)
-    r, c = p.sum(axis=1), p.sum(axis=0)
-    return 1.0 - p.sum() * np.sum(w * p) / (r @ w @ c)
-
-
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
 def test_cell_influence_equals_finite_difference(rng, weights):
     """IF_ij = d/d eps kappa((1 - eps) p + eps e_ij) at eps = 0 (the definition)."""
@@ -115,8 +106,8 @@ def test_cell_influence_equals_finite_difference(rng, weights):
         for j in range(k):
             e = np.zeros((k, k))
             e[i, j] = 1.0
-            up = _kappa_of_proportions((1 - eps) * p + eps * e, w)
-            down = _kappa_of_proportions((1 + eps) * p - eps * e, w)
+            up = kappa_from_table((1 - eps) * p + eps * e, w.tolist(), exact=False)
+            down = kappa_from_table((1 + eps) * p - eps * e, w.tolist(), exact=False)
             assert info.influence[i, j] == pytest.approx((up - down) / (2 * eps), abs=1e-6)
     assert np.sum(p * info.influence) == pytest.approx(0.0, abs=1e-12)
     assert np.sum(info.expected * info.null_influence) == pytest.approx(0.0, abs=1e-12)
@@ -136,12 +127,11 @@ def test_row_variance_singletons_equal_fce(rng, weights):
     w = fk.weight_matrix(k, weights)
     info = _asymptotic.cell_influence(o, w)
     t, p = _rows_from_table(o)
-    var, var0 = _asymptotic.fce_variances(o, w)
-    assert _asymptotic.row_variance(info.influence[t, p]) == pytest.approx(var, rel=1e-12)
+    exact_var, exact_var0, _ = fce_variances_exact(o, weights)
+    var, var0 = float(exact_var), float(exact_var0)
+    assert naive.robust_variance(info.influence[t, p]) == pytest.approx(var, rel=1e-12)
     # singleton clusters and equal weights change nothing
     codes = np.arange(len(t))
-    assert _asymptotic.row_variance(info.influence[t, p], np.full(len(t), 2.5), codes) == \
-        pytest.approx(var, rel=1e-12)
     cell_t, cell_p = _single_model_cells(k)
     units = units_from_clusters(t * k + p, None, codes, len(t), cell_t, cell_p, k)
     rv, rv0 = _asymptotic.robust_variances(
@@ -171,7 +161,6 @@ def test_robust_variances_clusters_equal_brute_force(rng):
     for r in range(n):
         sums[codes[r]] += sw[r] * row_if[r]
     brute = float(np.sum(sums**2)) / sw.sum() ** 2
-    assert _asymptotic.row_variance(row_if, sw, codes) == pytest.approx(brute, rel=1e-12)
     cell_t, cell_p = _single_model_cells(k)
     units = units_from_clusters(t * k + p, sw, codes, n_clusters, cell_t, cell_p, k)
     rv, rv0 = _asymptotic.robust_variances(
@@ -214,25 +203,24 @@ def test_robust_variances_weighted_rows_equal_brute_force(rng):
     assert res.standard_error == pytest.approx(math.sqrt(brute), rel=1e-10)
 
 
-def test_paired_difference_variance_equals_brute_force(rng):
-    """Var(kappa_a - kappa_b) from IF_a - IF_b per row; zero for identical models."""
+@pytest.mark.parametrize("weights", [None, "linear"])
+def test_compare_asymptotic_pair_se_equals_brute_force(rng, weights):
+    """Var(kappa_a - kappa_b) from IF_a - IF_b per row (loops in naive.py), with weights
+    and clusters; zero for identical models."""
     k, n = 3, 500
     t = rng.integers(0, k, n)
     pa = np.where(rng.random(n) < 0.7, t, rng.integers(0, k, n))
     pb = np.where(rng.random(n) < 0.5, t, rng.integers(0, k, n))
-    w = fk.weight_matrix(k, None)
-    ia = _asymptotic.cell_influence(fk.confusion_matrix(t, pa, n_classes=k), w)
-    ib = _asymptotic.cell_influence(fk.confusion_matrix(t, pb, n_classes=k), w)
-    d = ia.influence[t, pa] - ib.influence[t, pb]
-    assert _asymptotic.paired_difference_variance(ia, ib, t, pa, pb) == pytest.approx(
-        float(np.sum(d * d)) / n**2, rel=1e-12)
-    assert _asymptotic.paired_difference_variance(ia, ia, t, pa, pa) == 0.0
-    # for independent-ish models, var(a - b) = var a + var b - 2 cov: check the identity
-    va = _asymptotic.row_variance(ia.influence[t, pa])
-    vb = _asymptotic.row_variance(ib.influence[t, pb])
-    cov = float(np.sum(ia.influence[t, pa] * ib.influence[t, pb])) / n**2
-    assert _asymptotic.paired_difference_variance(ia, ib, t, pa, pb) == pytest.approx(
-        va + vb - 2 * cov, rel=1e-10)
+    res = fk.compare(t, {"a": pa, "b": pb}, weights=weights, method="asymptotic")
+    want = naive.paired_difference_variance(t, pa, pb, k, weights)
+    assert res.pairs[0].standard_error == pytest.approx(math.sqrt(want), rel=1e-10)
+    sw = rng.choice([0.5, 1.0, 3.0], n)
+    codes = np.arange(n) // 4
+    res = fk.compare(t, {"a": pa, "b": pb}, weights=weights, method="asymptotic",
+                     sample_weight=sw, clusters=codes)
+    want = naive.paired_difference_variance(t, pa, pb, k, weights, sw, codes)
+    assert res.pairs[0].standard_error == pytest.approx(math.sqrt(want), rel=1e-10)
+    assert naive.paired_difference_variance(t, pa, pa, k, weights) == 0.0
 
 
 def test_agreement_weights_rescale_and_single_class():
@@ -253,7 +241,7 @@ def _se_tolerance(k: int, cancellation: float, constant: float) -> float:
     """Relative error a float evaluation of an FCE standard error may carry.
 
     Each variance is a difference ``S - T`` of two sums over the K^2 cells
-    (DESIGN.md).  In float64 each cell's term is rounded at a few ulps of
+    (see ``naive.fce_variances_exact``).  In float64 each cell's term is rounded at a few ulps of
     ``S``, so ``S - T`` carries about ``K^2 * eps * S`` of absolute error:
     relative error ``K^2 * eps * cancellation`` with ``cancellation = S /
     (S - T)``, which is huge on near-degenerate tables (one big diagonal

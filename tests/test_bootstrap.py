@@ -11,6 +11,7 @@ import threading
 import warnings
 from pathlib import Path
 
+import naive
 import numpy as np
 import pytest
 
@@ -25,16 +26,6 @@ def graded(rng, n, k=4, agree=0.6):
     t = rng.integers(0, k, n)
     p = np.where(rng.random(n) < agree, t, np.clip(t + rng.integers(-1, 2, n), 0, k - 1))
     return t, p
-
-
-def kappa_brute(t, p, k, weights=None, sample_weight=None):
-    """Kappa from the definition, for the oracles below."""
-    w = fk.weight_matrix(k, weights)
-    o = np.zeros((k, k))
-    np.add.at(o, (t, p), 1.0 if sample_weight is None else sample_weight)
-    r, c = o.sum(axis=1), o.sum(axis=0)
-    e = r @ w @ c
-    return 1.0 - o.sum() * np.sum(w * o) / e if e > 0 else np.nan
 
 
 # --------------------------------------------------------------------------- validation
@@ -197,7 +188,7 @@ def test_kappa_ci_input_keywords_fix_classes_and_drop_rows(rng):
     assert res == ref
     np.testing.assert_array_equal(res.distribution, ref.distribution)
     assert ref.estimate == pytest.approx(
-        kappa_brute(t[keep], p[keep], 6, "quadratic"), rel=1e-12)
+        naive.kappa_ref(t[keep], p[keep], 6, "quadratic"), rel=1e-12)
     labels = ["a", "b", "c", "d"]
     names = np.array(labels, dtype=object)
     res_s = fk.kappa_ci(names[t], names[p], labels=labels, weights="linear", seed=1,
@@ -212,7 +203,7 @@ def test_kappa_ci_scores_with_thresholds(rng):
     res = fk.kappa_ci(t, scores, thresholds=[0.5, 1.5], weights="quadratic", seed=0,
                       n_resamples=500)
     pred = np.searchsorted([0.5, 1.5], scores, side="right")
-    assert res.estimate == pytest.approx(kappa_brute(t, pred, 3, "quadratic"), rel=1e-12)
+    assert res.estimate == pytest.approx(naive.kappa_ref(t, pred, 3, "quadratic"), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- determinism
@@ -309,22 +300,6 @@ def test_bootstrap_serial_and_parallel_kernels_give_identical_replicates(rng):
                                   kern._bootstrap_kappa_types_serial(*args))
 
 
-def test_multinomial_replicates_kernel_draws_the_right_distribution(rng):
-    counts = np.array([500, 300, 150, 50, 0], dtype=np.int64)
-    kern = bs._kernels()
-    out = kern._multinomial_replicates(counts, 1000, 20_000,
-                                       bs.block_seeds(np.random.SeedSequence(0), 20_000))
-    assert out.shape == (20_000, 5) and np.all(out.sum(axis=1) == 1000)
-    assert np.all(out[:, 4] == 0)
-    prob = counts / counts.sum()
-    np.testing.assert_allclose(out.mean(axis=0), 1000 * prob, atol=5 * np.sqrt(1000 * 0.25
-                                                                                / 20_000))
-    np.testing.assert_allclose(out.var(axis=0, ddof=1), 1000 * prob * (1 - prob), rtol=0.05,
-                               atol=1e-12)
-    cov01 = np.cov(out[:, 0], out[:, 1])[0, 1]
-    assert cov01 == pytest.approx(-1000 * prob[0] * prob[1], rel=0.06)
-
-
 # --------------------------------------------------------------------------- paths agree
 
 
@@ -345,10 +320,7 @@ def test_multinomial_and_row_index_bootstrap_agree_in_distribution(rng, weights)
     w = fk.weight_matrix(k, weights)
     units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
     fast = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
-    kern = bs._kernels()
-    rows = kern._bootstrap_kappa_rows(t.astype(np.int16), p.astype(np.int16), np.ones(n), k,
-                                      w, n_rep, bs.block_seeds(np.random.SeedSequence(2),
-                                                               n_rep))
+    rows = naive.row_bootstrap_kappas(t, p, k, weights, n_rep, 2)
     _ks_agree(fast, rows, n_rep)
 
 
@@ -372,7 +344,7 @@ def test_cluster_types_and_unit_index_bootstrap_agree_in_distribution(rng):
     plain = np.empty(2000)
     for b in range(len(plain)):
         rows = np.concatenate([rows_of[c] for c in gen.integers(0, n_clusters, n_clusters)])
-        plain[b] = kappa_brute(t[rows], p[rows], k, "linear")
+        plain[b] = naive.kappa_ref(t[rows], p[rows], k, "linear")
     from scipy.stats import ks_2samp
 
     assert ks_2samp(types[:, 0], plain).pvalue > 0.001
@@ -387,9 +359,7 @@ def test_weighted_rows_types_and_row_index_agree_in_distribution(rng):
     assert units.n_types <= 3 * k * k and not units.by_index
     w = fk.weight_matrix(k, "quadratic")
     types = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
-    rows = bs._kernels()._bootstrap_kappa_rows(
-        t.astype(np.int16), p.astype(np.int16), sw, k, w, n_rep,
-        bs.block_seeds(np.random.SeedSequence(2), n_rep))
+    rows = naive.row_bootstrap_kappas(t, p, k, "quadratic", n_rep, 2, sample_weight=sw)
     _ks_agree(types, rows, n_rep)
 
 
@@ -471,8 +441,8 @@ def test_joint_cells_resample_several_models_together(rng):
     units = bs.units_from_rows(t * k * k + pa * k + pb, None, cell_t, cell_p, k)
     w = fk.weight_matrix(k, "quadratic")
     est, _ = bs.full_kappas(units, w)
-    np.testing.assert_allclose(est, [kappa_brute(t, pa, k, "quadratic"),
-                                     kappa_brute(t, pb, k, "quadratic")], rtol=1e-12)
+    np.testing.assert_allclose(est, [naive.kappa_ref(t, pa, k, "quadratic"),
+                                     naive.kappa_ref(t, pb, k, "quadratic")], rtol=1e-12)
     np.testing.assert_allclose(units.table(1), fk.confusion_matrix(t, pb, n_classes=k))
     reps = bs.bootstrap_kappas(units, w, 20_000, np.random.SeedSequence(0))
     single = bs.bootstrap_kappas(bs.units_from_counts(fk.confusion_matrix(t, pb)), w, 20_000,
@@ -484,24 +454,11 @@ def test_joint_cells_resample_several_models_together(rng):
     # leave-one-row-out for both models at once
     jack = bs.jackknife_kappas(units, w)
     a = [bs.bca_acceleration(jack[:, m], units.type_counts) for m in range(2)]
-    assert a[1] == pytest.approx(_brute_acceleration(t, pb, k, "quadratic"), rel=1e-9)
-    assert a[0] == pytest.approx(_brute_acceleration(t, pa, k, "quadratic"), rel=1e-9)
+    assert a[1] == pytest.approx(naive.jackknife_acceleration(t, pb, k, "quadratic"), rel=1e-9)
+    assert a[0] == pytest.approx(naive.jackknife_acceleration(t, pa, k, "quadratic"), rel=1e-9)
 
 
 # --------------------------------------------------------------------------- jackknife / BCa
-
-
-def _brute_acceleration(t, p, k, weights, sample_weight=None, clusters=None):
-    """Leave one row (or one cluster) out by recomputing kappa from scratch."""
-    units = np.arange(len(t)) if clusters is None else clusters
-    jack = []
-    for u in np.unique(units):
-        keep = units != u
-        sw = None if sample_weight is None else sample_weight[keep]
-        jack.append(kappa_brute(t[keep], p[keep], k, weights, sw))
-    jack = np.array(jack)
-    d = jack.mean() - jack
-    return np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
@@ -512,7 +469,7 @@ def test_bca_acceleration_from_cells_equals_brute_force_jackknife(rng, weights):
     units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
     jack = bs.jackknife_kappas(units, w)[:, 0]
     a = bs.bca_acceleration(jack, units.type_counts)
-    assert a == pytest.approx(_brute_acceleration(t, p, k, weights), rel=1e-9, abs=1e-14)
+    assert a == pytest.approx(naive.jackknife_acceleration(t, p, k, weights), rel=1e-9, abs=1e-14)
 
 
 def test_bca_acceleration_clusters_and_weights_equal_brute_force(rng):
@@ -526,11 +483,11 @@ def test_bca_acceleration_clusters_and_weights_equal_brute_force(rng):
     cell_t, cell_p = bs._single_model_cells(k)
     units = bs.units_from_clusters(t * k + p, sw, codes, n_clusters, cell_t, cell_p, k)
     a = bs.bca_acceleration(bs.jackknife_kappas(units, w)[:, 0], units.type_counts)
-    assert a == pytest.approx(_brute_acceleration(t, p, k, "quadratic", sw, codes),
+    assert a == pytest.approx(naive.jackknife_acceleration(t, p, k, "quadratic", sw, codes),
                               rel=1e-9)
     units_r = bs.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
     a_r = bs.bca_acceleration(bs.jackknife_kappas(units_r, w)[:, 0], units_r.type_counts)
-    assert a_r == pytest.approx(_brute_acceleration(t, p, k, "quadratic", sw), rel=1e-9)
+    assert a_r == pytest.approx(naive.jackknife_acceleration(t, p, k, "quadratic", sw), rel=1e-9)
 
 
 def test_jackknife_recomputes_where_expected_disagreement_cancels():

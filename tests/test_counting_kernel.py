@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -23,17 +24,6 @@ from fastkappa._validation import (
     chunked,
     use_serial_kernels,
 )
-
-
-def brute_force(t, t_off, t_lut, p, p_off, p_lut, s):
-    """The documented rule, one row at a time: slot = lut[clamp(v - off)]."""
-    out = np.zeros(s * s, dtype=np.int64)
-    for a, b in zip(t.tolist(), p.tolist(), strict=True):
-        i = t_lut[min(max(a - t_off, 0), len(t_lut) - 1)]
-        j = p_lut[min(max(b - p_off, 0), len(p_lut) - 1)]
-        out[i * s + j] += 1
-    return out
-
 
 DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16]
 
@@ -67,7 +57,7 @@ def test_kernel_matches_brute_force(col, data):
     p = rng.permutation(t) if len(t) else t
     p_off, p_lut = t_off, t_lut.copy()
     s = k + 3
-    expected = brute_force(t, t_off, t_lut, p, p_off, p_lut, s)
+    expected = naive.slot_counts(t, t_off, t_lut, p, p_off, p_lut, s)
     got = counting._accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, False)
     np.testing.assert_array_equal(got[0], expected)
     direct = _is_plain_range(t_lut) and _is_plain_range(p_lut)
@@ -86,7 +76,7 @@ def test_kernel_direct_path_with_large_table():
     p = rng.integers(-3, k + 3, 10_000)
     off, lut = _int_lut(0, k - 1, np.arange(k), k)
     assert (k + 3) ** 2 > counting._SPLIT_MAX_CELLS
-    expected = brute_force(t, off, lut, p, off, lut, k + 3)
+    expected = naive.slot_counts(t, off, lut, p, off, lut, k + 3)
     for direct in (False, True):
         got = counting._accumulate_confusion_serial(t, off, lut, p, off, lut, k + 3, direct)
         np.testing.assert_array_equal(got[0], expected)
@@ -135,7 +125,7 @@ def test_extreme_values_land_on_the_invalid_slot(dtype):
     t = np.array([info.min, info.max, 0, 1], dtype=dtype)
     off, lut = _int_lut(0, 1, np.arange(2), 2)
     got = counting._accumulate_confusion_serial(t, off, lut, t, off, lut, 5, True)[0]
-    np.testing.assert_array_equal(got, brute_force(t.astype(object), off, lut,
+    np.testing.assert_array_equal(got, naive.slot_counts(t.astype(object), off, lut,
                                                    t.astype(object), off, lut, 5))
 
 
@@ -154,7 +144,7 @@ def test_group_kernel_matches_brute_force(plain, n):
     expected = np.zeros((n_groups + 1) * s * s, dtype=np.int64)
     for a, b, c in zip(t.tolist(), p.tolist(), g.tolist(), strict=True):
         gi = g_lut[min(max(c - g_off, 0), len(g_lut) - 1)]
-        expected[gi * s * s:(gi + 1) * s * s] += brute_force(
+        expected[gi * s * s:(gi + 1) * s * s] += naive.slot_counts(
             np.array([a]), off, lut, np.array([b]), off, lut, s)
     direct = plain
     assert _is_plain_range(g_lut) is plain and _is_plain_range(lut) is plain
@@ -253,3 +243,22 @@ def test_weight_stats():
     assert parts[:, 1].min() == 0.0 and parts[:, 2].max() == 3.0
     for bad in (np.nan, np.inf, -np.inf):
         assert not np.isfinite(counting._weight_stats_serial(np.append(w, bad))[0, 0])
+
+
+@pytest.mark.parametrize("off", [-3, 0, 7])
+def test_slot_maps_values_outside_the_range_to_the_invalid_entry_without_wrapping(off):
+    """``_slot`` compares before subtracting: the int64 extremes and values just outside
+    ``[off, off + last]`` land on ``last``, with no overflow (warnings are errors)."""
+    last = 5
+    info = np.iinfo(np.int64)
+    values = [info.min, info.min + 1, off - 2, off - 1, off, off + 1, off + last - 1,
+              off + last, off + last + 1, info.max - 1, info.max]
+    for v in values:
+        want = v - off if off <= v <= off + last else last
+        assert int(counting._slot(np.int64(v), np.int64(off), np.int64(last))) == want, v
+    # through the counting kernel: int64 columns holding both extremes
+    t = np.array([info.min, 0, 1, info.max], dtype=np.int64)
+    off0, lut = -1, np.array([3, 0, 1, 3], dtype=np.int64)  # slots 0, 1; 3 = invalid
+    got = counting._accumulate_confusion_serial(t, off0, lut, t, off0, lut, 4, False)
+    np.testing.assert_array_equal(got.ravel(), naive.slot_counts(t, off0, lut, t, off0,
+                                                                 lut, 4))

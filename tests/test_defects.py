@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from naive import cluster_robust_se
-from reference import confusion_dict, kappa_from_table, reference_kappa
+from naive import cluster_robust_se, confusion_dict, kappa_from_table, reference_kappa
 
 import fastkappa as fk
 from fastkappa.exceptions import DegenerateIntervalWarning, UndefinedKappaWarning

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from reference import reference_kappa
+from naive import reference_kappa
 
 import fastkappa as fk
 

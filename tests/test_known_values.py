@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import confusion_dict, kappa_from_table
+from naive import confusion_dict, kappa_from_table
 
 import fastkappa as fk
 

@@ -1,7 +1,7 @@
 """Core scoring API against independent oracles.
 
 scikit-learn's ``cohen_kappa_score``/``confusion_matrix`` for what it covers,
-the loops in ``reference.py`` for the rest (custom asymmetric weights, exact
+the loops in ``naive.py`` for the rest (custom asymmetric weights, exact
 fractions), and the five-sums closed form for QWK.
 """
 
@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from reference import (
+from naive import (
     confusion_dict,
     kappa_from_table,
     qwk_five_sums,

@@ -7,15 +7,16 @@ them, and compared with the result objects and with independent oracles
 
 The forest and difference plots of models are tested on real
 ``fastkappa.compare`` results (every method, with and without Holm's
-adjustment and a reference model). One stand-in remains: a KappaCI-like
-object whose ``distribution`` is None.
+adjustment and a reference model), an asymptotic result without replicates
+included.  One stand-in remains: an optimizer whose ``curve_`` cannot be read,
+for the error path of ``threshold_curve``.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -302,13 +303,11 @@ def test_bootstrap_distribution_asymptotic_draws_the_normal_density(tmp_path):
     assert ax.get_ylabel() == "density"
 
 
-def test_bootstrap_distribution_accepts_a_result_without_distribution():
-    # DESIGN.md allows distribution=None for asymptotic results
-    res = fk.kappa_ci(*_data(n=300), method="asymptotic")
-    stand_in = StandInKappaCI(estimate=res.estimate, low=res.low, high=res.high,
-                              standard_error=res.standard_error, method="asymptotic",
-                              confidence_level=0.9, distribution=None)
-    ax = fkplot.bootstrap_distribution(stand_in)
+def test_bootstrap_distribution_of_an_asymptotic_result_draws_the_normal_density():
+    # an asymptotic KappaCI has no replicates (an empty distribution)
+    res = fk.kappa_ci(*_data(n=300), method="asymptotic", confidence_level=0.9)
+    assert res.distribution.size == 0
+    ax = fkplot.bootstrap_distribution(res)
     assert len(_lines(ax, "fastkappa-density")) == 1
     assert any("90% asymptotic" in tx.get_text() for tx in ax.get_legend().get_texts())
 
@@ -366,21 +365,6 @@ def test_forest_of_groups_without_interval_and_with_undefined_group(tmp_path):
     assert list(pts.get_xdata()) == [res.kappa[0]] and list(pts.get_ydata()) == [0]
     labels = _texts(ax, "fastkappa-label-")
     assert labels["fastkappa-label-1"].startswith("undefined")
-
-
-@dataclass(frozen=True)
-class StandInKappaCI:
-    """A KappaCI-like object whose ``distribution`` is None (allowed for asymptotic results)."""
-
-    estimate: float
-    low: float
-    high: float
-    standard_error: float
-    method: str
-    confidence_level: float
-    distribution: np.ndarray | None = field(default=None, compare=False)
-    n_resamples: int = 0
-    n_undefined: int = 0
 
 
 MODELS = ("model_a", "model_b", "model_c")

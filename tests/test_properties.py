@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import is_missing, kept_rows, reference_kappa
+from naive import is_missing, kept_rows, reference_kappa
 
 import fastkappa as fk
 from fastkappa import UndefinedKappaWarning

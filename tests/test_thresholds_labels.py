@@ -3,7 +3,7 @@
 The README recipe ``fk.cohen_kappa(y, fk.apply_thresholds(s, cuts),
 weights="quadratic")`` used to score 0-based indices against grades 1-5
 (a silently wrong QWK).  Oracles: the exhaustive search over every monotone
-assignment (tests/naive.py), the exact row-by-row kappa (tests/reference.py)
+assignment (tests/naive.py), the exact row-by-row kappa (tests/naive.py)
 and scikit-learn.
 """
 
@@ -14,8 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
-from naive import brute_force
-from reference import reference_kappa
+from naive import brute_force, reference_kappa
 
 import fastkappa as fk
 

@@ -23,12 +23,18 @@ from ._jit import jit
 
 @jit()
 def _slot(v, off, last):
-    """LUT index of value ``v``: ``v - off`` clamped to ``last``.
+    """LUT index of value ``v``: ``v - off``, or ``last`` (the invalid entry) when
+    ``v`` lies below ``off`` or beyond ``off + last``.
 
-    One unsigned ``min`` does both ends: a value below the range wraps to a
-    huge unsigned number and lands on ``last`` (the invalid entry) too.
+    Compared before subtracting, so no value wraps or overflows (``v`` may be
+    any int64, e.g. near its maximum with a negative ``off``); the two
+    comparisons compile to selects, and the loop still vectorises.
     """
-    return min(np.uint64(np.int64(v) - off), np.uint64(last))
+    x = np.int64(v)
+    lo = np.int64(off)
+    hi = np.int64(last)
+    outside = (x < lo) | (x > lo + hi)
+    return np.uint64(hi if outside else x - lo)
 
 
 #: rows per pass of the two-pass counting loop (the cell buffer stays in L1)

@@ -34,7 +34,6 @@ a parallel launch for small jobs).
 
 Building blocks for other statistics (e.g. a paired comparison of several
 models): :func:`_draw_multinomial` (one draw into a buffer),
-:func:`_multinomial_replicates` (replicate counts of any flat cell vector),
 :func:`_kappas_from_joint` (the M kappas of a joint table) and
 :func:`_jackknife_kappa_types` (leave-one-unit-out, all models at once).
 
@@ -76,29 +75,6 @@ def _draw_multinomial(counts, total, n, out):
             out[t] = x
             remaining_n -= x
         remaining -= c
-
-
-@jit(parallel=True)
-def _multinomial_replicates(counts, n, n_rep, block_seeds):
-    """``n_rep`` draws of Multinomial(n, counts / sum(counts)): (n_rep, m) int64.
-
-    The general building block: ``counts`` may be the flat joint cell counts
-    of any number of raters.
-    """
-    m = counts.shape[0]
-    total = np.int64(0)
-    for t in range(m):
-        total += np.int64(counts[t])
-    out = np.zeros((n_rep, m), dtype=np.int64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in prange(n_blocks):
-        np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        for rep in range(lo, hi):
-            _draw_multinomial(counts, total, n, out[rep])
-    return out
 
 
 # --------------------------------------------------------------------------- kappa
@@ -261,47 +237,6 @@ def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cel
         hi = min(n_rep, lo + step)
         _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat,
                      block_seeds[b], lo, hi, out)
-    return out
-
-
-@jit()
-def _rows_block(t_idx, p_idx, row_w, k, wmat, seed, lo, hi, out):
-    np.random.seed(seed)  # noqa: NPY002 (numba: legacy API, per-thread state)
-    n = t_idx.shape[0]
-    kk = k * k
-    cell_t = np.empty(kk, dtype=np.int64)
-    cell_p = np.empty((kk, 1), dtype=np.int64)
-    for j in range(kk):
-        cell_t[j] = j // k
-        cell_p[j, 0] = j % k
-    table = np.empty(kk, dtype=np.float64)
-    r = np.empty(k, dtype=np.float64)
-    c = np.empty(k, dtype=np.float64)
-    res = np.empty(1, dtype=np.float64)
-    for rep in range(lo, hi):
-        for j in range(kk):
-            table[j] = 0.0
-        for _ in range(n):
-            i = np.random.randint(0, n)  # noqa: NPY002 (numba: legacy API, per-thread state)
-            table[np.int64(t_idx[i]) * k + np.int64(p_idx[i])] += row_w[i]
-        _kappas_from_joint(table, cell_t, cell_p, k, wmat, r, c, res)
-        out[rep] = res[0]
-
-
-@jit(parallel=True)
-def _bootstrap_kappa_rows(t_idx, p_idx, row_w, k, wmat, n_rep, block_seeds):
-    """Reference path: resample rows by index, rebuild the table: (n_rep,).
-
-    O(N) per replicate; ``row_w`` holds each row's sample weight (ones for
-    plain counts).  Kept to test the fast paths against.
-    """
-    out = np.empty(n_rep, dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in prange(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _rows_block(t_idx, p_idx, row_w, k, wmat, block_seeds[b], lo, hi, out)
     return out
 
 

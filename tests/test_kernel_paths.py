@@ -1,0 +1,236 @@
+"""Every kernel path on small data, serial and parallel twins, against oracles.
+
+The parallel kernels normally start at 2**18 rows (and 200,000 bootstrap
+draws); here the thresholds are lowered so that small inputs take them too,
+which keeps the file fast when the kernels run as plain Python
+(``NUMBA_DISABLE_JIT=1``, see ``test_kernel_coverage.py``).  Oracles: the
+loops of ``tests/naive.py`` and NumPy.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import naive
+import numpy as np
+import pytest
+
+import fastkappa as fk
+from fastkappa import _validation
+from fastkappa import bootstrap as bs
+from fastkappa.exceptions import UndefinedKappaWarning
+
+K = 4
+
+
+@pytest.fixture(params=["serial", "parallel"])
+def twin(request, monkeypatch):
+    """Run the test once with the serial kernels, once with the parallel ones."""
+    if request.param == "parallel":
+        monkeypatch.setattr(_validation, "PARALLEL_MIN_ROWS", 64)
+        monkeypatch.setattr(bs, "SERIAL_MAX_DRAWS", 0)
+    return request.param
+
+
+def _graded(rng, n=600, k=K):
+    t = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.6, t, rng.integers(0, k, n))
+    return t, p
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_counting_paths_equal_the_oracle(rng, twin, dtype, weights):
+    t, p = _graded(rng)
+    want = naive.kappa_ref(t, p, K, weights)
+    a, b = t.astype(dtype), p.astype(dtype)
+    assert fk.cohen_kappa(a, b, weights=weights) == pytest.approx(want, rel=1e-12)
+    assert fk.cohen_kappa(a, b, weights=weights, n_classes=K) == pytest.approx(want, rel=1e-12)
+    # values with gaps go through the lookup tables
+    assert fk.cohen_kappa(3 * a, 3 * b, weights=weights, labels=3 * np.arange(K)) == \
+        pytest.approx(want, rel=1e-12)
+    sw = rng.random(len(t))
+    assert fk.cohen_kappa(a, b, weights=weights, sample_weight=sw) == pytest.approx(
+        naive.kappa_ref(t, p, K, weights, sw), rel=1e-12)
+    table = np.zeros((K, K), dtype=np.int64)
+    np.add.at(table, (t, p), 1)
+    np.testing.assert_array_equal(fk.confusion_matrix(a, b), table)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic", "matrix"])
+def test_table_free_sums_equal_the_oracle(rng, twin, weights):
+    """Many declared classes on few rows: kappa from marginals, no (K, K) table."""
+    k = 700
+    t = rng.integers(0, 6, 300)
+    p = np.where(rng.random(300) < 0.6, t, rng.integers(0, 6, 300))
+    sw = rng.random(300)
+    w = (np.abs(np.subtract.outer(np.arange(k), np.arange(k))) ** 1.5
+         if weights == "matrix" else weights)
+    for labels in (None, 2 * np.arange(k)):
+        a, b = (t, p) if labels is None else (2 * t, 2 * p)
+        kw = {"n_classes": k} if labels is None else {"labels": labels}
+        assert fk.cohen_kappa(a, b, weights=w, **kw) == pytest.approx(
+            naive.kappa_ref(t, p, k, w), rel=1e-10)
+        assert fk.cohen_kappa(a, b, weights=w, sample_weight=sw, **kw) == pytest.approx(
+            naive.kappa_ref(t, p, k, w, sw), rel=1e-10)
+
+
+def test_groups_paths_equal_the_oracle(rng, twin):
+    t, p = _graded(rng)
+    g = rng.integers(0, 3, len(t))
+    sw = rng.random(len(t))
+    for weights in (None, "quadratic"):
+        res = fk.kappa_by_group(t, p, g, weights=weights)
+        wres = fk.kappa_by_group(t, p, g, weights=weights, sample_weight=sw)
+        for i, key in enumerate(res.groups):
+            m = g == key
+            assert res.kappa[i] == pytest.approx(naive.kappa_ref(t[m], p[m], K, weights),
+                                                 rel=1e-12)
+            assert wres.kappa[i] == pytest.approx(
+                naive.kappa_ref(t[m], p[m], K, weights, sw[m]), rel=1e-12)
+
+
+def test_bootstrap_paths_give_the_estimate_and_ordered_bounds(rng, twin):
+    t, p = _graded(rng, 300)
+    want = naive.kappa_ref(t, p, K, "quadratic")
+    clusters = np.arange(len(t)) // 3
+    sw = rng.choice([0.5, 1.0, 2.0], len(t))
+    for kw in ({}, {"clusters": clusters}, {"sample_weight": sw},
+               {"clusters": np.arange(len(t))}):
+        for method in ("bca", "percentile", "basic"):
+            res = fk.kappa_ci(t, p, weights="quadratic", method=method, n_resamples=100,
+                              seed=0, **kw)
+            est = want if "sample_weight" not in kw else naive.kappa_ref(t, p, K, "quadratic",
+                                                                         sw)
+            assert res.estimate == pytest.approx(est, rel=1e-12)
+            assert res.low <= res.estimate <= res.high
+    cmp = fk.compare(t, {"a": p, "b": np.roll(p, 1)}, n_resamples=100, seed=0)
+    assert cmp.pairs[0].difference == pytest.approx(
+        naive.kappa_ref(t, p, K) - naive.kappa_ref(t, np.roll(p, 1), K), rel=1e-12)
+
+
+def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
+    t, p = _graded(rng, 200)
+    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
+    kern = bs._kernels()
+    seeds = bs.block_seeds(np.random.SeedSequence(3), 60)
+    args = (units.type_counts, units.type_ptr, units.type_cell, units.type_val,
+            np.int64(units.n_units), units.cell_t, units.cell_p, K, fk.weight_matrix(K), 60,
+            seeds)
+    np.testing.assert_array_equal(kern._bootstrap_kappa_types(*args),
+                                  kern._bootstrap_kappa_types_serial(*args))
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_jackknife_acceleration_equals_the_oracle(rng, weights):
+    t, p = _graded(rng, 50)
+    w = fk.weight_matrix(K, weights)
+    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
+    a = bs.bca_acceleration(bs.jackknife_kappas(units, w)[:, 0], units.type_counts)
+    assert a == pytest.approx(naive.jackknife_acceleration(t, p, K, weights), rel=1e-9,
+                              abs=1e-14)
+
+
+def test_jackknife_of_a_nearly_degenerate_table_recomputes_from_scratch():
+    """One off-diagonal row: leaving it out gives perfect agreement (the rank-one update
+    cancels), every leave-one-out value equals kappa recomputed without that row."""
+    t = np.array([0] * 20 + [1] * 20 + [0])
+    p = np.array([0] * 20 + [1] * 20 + [1])
+    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=2))
+    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    for i, c in enumerate(units.type_cell):
+        keep = np.ones(len(t), bool)
+        row = (t == units.cell_t[c]) & (p == units.cell_p[c, 0])
+        keep[np.flatnonzero(row)[0]] = False
+        assert jack[i] == pytest.approx(naive.kappa_ref(t[keep], p[keep], 2), rel=1e-12)
+
+
+def test_undefined_replicates_are_nan(twin):
+    """A table where most replicates have no expected disagreement."""
+    t = np.array([0] * 30 + [1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        warnings.simplefilter("ignore", fk.DegenerateIntervalWarning)
+        res = fk.kappa_ci(t, t, method="percentile", n_resamples=200, seed=0)
+    assert res.n_undefined > 0
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_threshold_search_equals_brute_force(rng, weights):
+    k = 3
+    t = rng.integers(0, k, 40)
+    s = np.round(t + rng.normal(0, 0.8, 40), 1)
+    sw = rng.choice([0.5, 1.0, 2.0], 40)
+    for w in (None, sw):
+        best, _ = naive.brute_force(t, s, k, weights, w)
+        cuts = fk.optimize_thresholds(t, s, n_classes=k, weights=weights, sample_weight=w)
+        got = naive.kappa_ref(t, np.searchsorted(np.asarray(cuts), s, side="right"), k,
+                              weights, w)
+        assert got == pytest.approx(best, abs=1e-9)
+
+
+def test_threshold_optimizer_cross_validation_runs_every_fold(rng):
+    t = rng.integers(0, K, 200)
+    s = t + rng.normal(0, 0.7, 200)
+    opt = fk.ThresholdOptimizer(n_classes=K, cv=3, seed=0).fit(t, s)
+    assert len(opt.thresholds_) == K - 1 and np.isfinite(opt.cv_qwk_)
+    assert opt.qwk_ == pytest.approx(naive.kappa_ref(t, np.asarray(opt.transform(s)), K,
+                                                     "quadratic"), rel=1e-12)
+
+
+def test_weighted_confusion_of_a_large_table_equals_the_oracle(rng, twin):
+    """More than 4,096 cells: weights summed straight into one table (no four-way split)."""
+    k = 70
+    t = rng.integers(0, k, 500)
+    p = np.where(rng.random(500) < 0.5, t, rng.integers(0, k, 500))
+    sw = rng.random(500)
+    want = np.zeros((k, k))
+    np.add.at(want, (t, p), sw)
+    np.testing.assert_allclose(fk.confusion_matrix(t, p, n_classes=k, sample_weight=sw),
+                               want, rtol=1e-12)
+
+
+def test_table_free_sums_drop_ignored_and_missing_rows(rng, twin):
+    k = 700
+    t = rng.integers(0, 6, 300).astype(float)
+    p = np.where(rng.random(300) < 0.6, t, rng.integers(0, 6, 300)).astype(float)
+    t[:10] = -1
+    p[10:20] = -1
+    t[20:25] = np.nan
+    keep = slice(25, None)
+    for weights in (None, "quadratic"):
+        got = fk.cohen_kappa(t, p, n_classes=k, weights=weights, ignore_index=-1,
+                             nan_policy="omit")
+        assert got == pytest.approx(naive.kappa_ref(t[keep].astype(int), p[keep].astype(int),
+                                                    k, weights), rel=1e-10)
+
+
+def test_jackknife_where_leaving_one_out_makes_kappa_undefined():
+    """Leaving out the only row of class 1 leaves one class: kappa undefined (nan), taken
+    from scratch where the rank-one update would divide by about zero."""
+    t = np.array([0] * 20 + [1])
+    units = bs.units_from_counts(fk.confusion_matrix(t, t, n_classes=2))
+    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    want = []
+    for c in units.type_cell:
+        keep = np.ones(len(t), bool)
+        keep[np.flatnonzero((t == units.cell_t[c]) & (t == units.cell_p[c, 0]))[0]] = False
+        want.append(naive.kappa_ref(t[keep], t[keep], 2))
+    np.testing.assert_allclose(jack, want, rtol=1e-12)
+    assert np.isnan(jack).any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_threshold_search_with_ties_across_classes_and_zero_weights(seed):
+    """Coarse scores tie across true classes; zero-weight rows sit inside and at the ends."""
+    rng = np.random.default_rng(seed)
+    k = 3
+    t = rng.integers(0, k, 30)
+    s = np.round(t + rng.normal(0, 1.0, 30))
+    sw = rng.choice([0.0, 1.0, 2.0], 30)
+    sw[np.argmin(s)] = 0.0
+    best, _ = naive.brute_force(t, s, k, "quadratic", sw)
+    cuts = fk.optimize_thresholds(t, s, n_classes=k, sample_weight=sw)
+    got = naive.kappa_ref(t, np.searchsorted(np.asarray(cuts), s, side="right"), k,
+                          "quadratic", sw)
+    assert got == pytest.approx(best, abs=1e-9)
