@@ -233,7 +233,9 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     if acc.n_rows == 0:
         raise DataError(f"{src.name} holds no rows to score"
                         + (" after dropping rows with missing values"
-                           if nan_policy == "omit" else "") + ".")
+                           if nan_policy == "omit" else "")
+                        + ("; an Arrow stream is read once, so pass a new one to each call"
+                           if src.fmt == "arrow" else "") + ".")
     classes = acc.labels
     kappa = acc.compute()
     tables = _UnitTables(state, cells, classes) if cells is not None else None
