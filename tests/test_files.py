@@ -163,3 +163,26 @@ def test_agreement_file_is_the_many_rater_engine():
     import fastkappa.agreement_files as fkf
 
     assert fk.files.agreement_file is fkf.agreement_file
+
+
+def test_agreement_file_reads_arrow_streams():
+    rng = np.random.default_rng(5)
+    x = np.where(rng.random((300, 3)) < 0.7, rng.integers(0, 4, (300, 1)),
+                 rng.integers(0, 4, (300, 3))).astype(float)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    x[np.isnan(x).all(axis=1), 0] = 1.0
+    items, raters = np.nonzero(~np.isnan(x))
+    order = rng.permutation(len(items))
+    long = pa.table({"doc": items[order], "who": np.array(["a", "b", "c"])[raters[order]],
+                     "grade": x[items, raters][order].astype(np.int64)})
+    want = fk.agreement(x, weights="linear")
+    got = fk.files.agreement_file(long.to_reader(max_chunksize=100), item="doc", rater="who",
+                                  label="grade", weights="linear")
+    wide = pa.table({c: pa.array(x[:, j], from_pandas=True).cast(pa.int64())
+                     for j, c in enumerate("abc")})
+    got_wide = fk.files.agreement_file(wide, wide=["a", "b", "c"], weights="linear")
+    for res in (got, got_wide):
+        for r, w in zip(res.rows, want.rows, strict=True):
+            assert r.coefficient == w.coefficient
+            assert r.estimate == pytest.approx(w.estimate, abs=1e-12)
+            assert r.standard_error == pytest.approx(w.standard_error, abs=1e-12)
