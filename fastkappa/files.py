@@ -97,6 +97,7 @@ def score_file(
     method : {None, 'bca', 'percentile', 'basic', 'asymptotic'}, default None
         Add a confidence interval (None: none).
     confidence_level : float, default 0.95
+        Confidence level of the interval.
     n_resamples : int, default 10000
         Bootstrap replicates.
     seed : int, SeedSequence or None
