@@ -7,8 +7,6 @@ import warnings
 
 import numpy as np
 
-from ..files import _read_columns as _read_file_columns
-
 
 class UsageError(Exception):
     """The command line is wrong (exit code 2)."""
@@ -44,26 +42,17 @@ def _weights(args) -> str | None:
     return None if args.weights == "none" else args.weights
 
 
-def _class_kw(args) -> dict:
-    if args.labels is not None:
-        return {"labels": args.labels}
-    if args.n_classes is not None:
-        return {"n_classes": args.n_classes}
+def class_keywords(labels, n_classes) -> dict:
+    """``labels=`` or ``n_classes=`` for the library, whichever was declared."""
+    if labels is not None:
+        return {"labels": labels}
+    if n_classes is not None:
+        return {"n_classes": n_classes}
     return {}
 
 
-def _declared(args) -> np.ndarray | None:
-    from ..files import _declared as declared
-
-    return declared(args.labels, args.n_classes)
-
-
-def _unique(names: list[str | None]) -> list[str]:
-    out: list[str] = []
-    for n in names:
-        if n is not None and n not in out:
-            out.append(n)
-    return out
+def _class_kw(args) -> dict:
+    return class_keywords(args.labels, args.n_classes)
 
 
 def _progress(args) -> bool:
@@ -107,14 +96,3 @@ def provenance(weights: str | None, method: str | None, confidence_level: float,
             "seed": seed if boot else None}
 
 
-def _provenance(args, method: str | None, seed: int | None) -> dict:
-    """:func:`provenance` of a command's ``args``."""
-    return provenance(_weights(args), method, args.confidence_level, args.n_resamples, seed)
-
-
-def _read_columns(args, src, label_cols: list[str], score_cols: list[str] = (),
-                  extra_cols: list[str] = ()) -> dict[str, np.ndarray]:
-    """Whole columns in memory (compact dtypes), missing rows handled by --nan-policy."""
-    return _read_file_columns(src, label_cols, score_cols, extra_cols,
-                              declared=_declared(args), nan_policy=args.nan_policy,
-                              progress=_progress(args))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from ..._io import open_source
 from ...compare import compare as compare_models
+from ...files import _declared, _unique
+from ...files import _read_columns as _read_file_columns
 from .._common import (
     UsageError,
     _class_kw,
     _draw_seed,
-    _provenance,
-    _read_columns,
-    _unique,
+    _progress,
     _weights,
+    class_keywords,
+    provenance,
 )
 from ..figures import _add_plot, _check_plot_path, _comparison_figure
 from ..output import (
@@ -38,25 +40,42 @@ def run(args) -> Output:
         raise UsageError(f"--reference {args.reference!r} must be one of the --pred columns "
                          f"{args.pred}.")
     method = args.method
-    seed = _draw_seed(args, method)
-    plot = _check_plot_path(args.plot) if args.plot else None
-    src = open_source(args.file, sep=args.sep)
-    label_cols = _unique([args.true, *args.pred])
-    cols = _read_columns(args, src, label_cols, extra_cols=_unique([args.clusters]))
-    preds = {name: cols[name] for name in args.pred}
-    weights = _weights(args)
+    return compare(args.file, true=args.true, pred=args.pred, reference=args.reference,
+                   weights=_weights(args), **_class_kw(args), method=method,
+                   confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+                   seed=_draw_seed(args, method), clusters=args.clusters,
+                   p_adjust=None if args.p_adjust == "none" else args.p_adjust,
+                   plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
+                   progress=_progress(args))
+
+
+def compare(file: str, *, true: str, pred: list[str], reference: str | None = None,
+            weights: str | None = None, labels=None, n_classes: int | None = None,
+            method: str = "bca", confidence_level: float = 0.95, n_resamples: int = 10_000,
+            seed: int | None = None, clusters: str | None = None,
+            p_adjust: str | None = None, plot: str | None = None, sep: str | None = None,
+            nan_policy: str = "raise", progress: bool = False) -> Output:
+    """Read the columns, run :func:`fastkappa.compare` and lay out the result."""
+    plot = _check_plot_path(plot) if plot else None
+    class_kw = class_keywords(labels, n_classes)
+    src = open_source(file, sep=sep)
+    label_cols = _unique([true, *pred])
+    cols = _read_file_columns(src, label_cols, extra_cols=_unique([clusters]),
+                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
+                              progress=progress)
+    preds = {name: cols[name] for name in pred}
     comp = compare_models(
-        cols[args.true], preds, weights=weights, method=method,
-        confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-        seed=seed, clusters=cols[args.clusters] if args.clusters else None,
-        reference=args.reference, p_adjust=None if args.p_adjust == "none" else args.p_adjust,
-        **_class_kw(args))
-    n = len(cols[args.true])
+        cols[true], preds, weights=weights, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples,
+        seed=seed, clusters=cols[clusters] if clusters else None,
+        reference=reference, p_adjust=p_adjust, **class_kw)
+    n = len(cols[true])
     data = {
-        "command": "compare", **_provenance(args, method, seed),
-        "p_adjust": None if args.p_adjust == "none" else args.p_adjust,
-        "file": src.name, "y_true": args.true, "n_rows": n,
-        "clusters": args.clusters,
+        "command": "compare",
+        **provenance(weights, method, confidence_level, n_resamples, seed),
+        "p_adjust": p_adjust,
+        "file": src.name, "y_true": true, "n_rows": n,
+        "clusters": clusters,
         "models": {name: _ci_dict(res) for name, res in comp.models.items()},
         "pairs": [_pair_dict(pr, method) for pr in comp.pairs],
     }
@@ -69,13 +88,13 @@ def run(args) -> Output:
               "low": pr.low, "high": pr.high, "p_value": pr.p_value,
               "p_value_is_bound": _p_at_floor(pr, method), "p_adjusted": pr.p_adjusted,
               "weights": weights, "method": method,
-              "confidence_level": args.confidence_level}
+              "confidence_level": confidence_level}
              for pr in comp.pairs]
-    note = _resampling_note(method, args.n_resamples, seed)
+    note = _resampling_note(method, n_resamples, seed)
     lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
-             f"{args.true!r}, {_METHOD_NAMES[method]} intervals"
+             f"{true!r}, {_METHOD_NAMES[method]} intervals"
              + (f" ({note})" if note else "")
-             + (f", clusters {args.clusters!r}" if args.clusters else "")]
+             + (f", clusters {clusters!r}" if clusters else "")]
     width = max(len(_shown(m)) for m in comp.models)
     for name, res in comp.models.items():
         lines.append(f"  {_shown(name).ljust(width)}  {_ci_text(res)}")

@@ -19,15 +19,23 @@ from ..parser import DEMO_FIGURES
 
 
 def run(args) -> Output:
-    """``fastkappa demo``: score the shipped retinopathy set, save figures."""
-    folder, no_figures = _demo_folder(args)
+    """``fastkappa demo`` from parsed arguments."""
+    return demo(n_resamples=args.n_resamples, seed=args.seed, figures_dir=args.figures,
+                no_figures=args.no_figures, fmt=args.format)
+
+
+def demo(*, n_resamples: int = 10_000, seed: int = 0, figures_dir: str | None = None,
+         no_figures: bool = False, fmt: str = "text") -> Output:
+    """Score the shipped retinopathy set and a published table; save the figures in
+    ``figures_dir`` (default ``DEMO_FIGURES``) unless ``no_figures``."""
+    folder, why_none = _demo_folder(figures_dir, no_figures)
     d = load_retinopathy()
     y = d["y_true"]
     patient = d["patient_id"]
     models = {m: d[m] for m in ("model_a", "model_b", "model_c")}
     k = len(GRADE_NAMES)
     common = {"weights": "quadratic", "n_classes": k}
-    boot = {"n_resamples": args.n_resamples, "seed": args.seed}
+    boot = {"n_resamples": n_resamples, "seed": seed}
     results = {}
     for name, pred in models.items():
         results[name] = kappa_ci(y, pred, method="bca", clusters=patient, **common, **boot)
@@ -41,7 +49,7 @@ def run(args) -> Output:
     data = {
         "command": "demo",
         "fastkappa_version": __version__, "weights": "quadratic", "method": "bca",
-        "confidence_level": 0.95, "n_resamples": args.n_resamples, "seed": args.seed,
+        "confidence_level": 0.95, "n_resamples": n_resamples, "seed": seed,
         "data": {"rows": len(y), "patients": len(np.unique(patient)),
                  "grades": list(GRADE_NAMES), "prevalence": np.bincount(y, minlength=k) / len(y)},
         "models": {m: _ci_dict(r) for m, r in results.items()},
@@ -62,7 +70,7 @@ def run(args) -> Output:
                             k) if folder is not None else []
     data["figures"] = figures
     data["figures_folder"] = folder
-    data["no_figures"] = no_figures
+    data["no_figures"] = why_none
     rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
                  "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": "",
                  "p_value_is_bound": "", "weights": None, "method": "asymptotic"})
@@ -72,7 +80,7 @@ def run(args) -> Output:
         "fastkappa demo: simulated diabetic-retinopathy screening set (ships with fastkappa)",
         f"{len(y):,} eyes of {len(np.unique(patient)):,} patients, grades 0-4: {prev}",
         "",
-        f"quadratic-weighted kappa (QWK), 95% BCa intervals, {args.n_resamples} resamples "
+        f"quadratic-weighted kappa (QWK), 95% BCa intervals, {n_resamples} resamples "
         "of patients (two eyes each):",
     ]
     width = max(len(m) for m in results)
@@ -89,24 +97,24 @@ def run(args) -> Output:
     if figures:
         lines += ["", f"figures saved in {os.path.join(folder, '')}: "
                       + ", ".join(os.path.basename(f) for f in figures)]
-    elif not args.no_figures:
-        lines += ["", f"no figures: {no_figures}."]
-        if args.format != "text":  # the note would be lost in JSON or CSV on stdout
-            print(f"fastkappa demo: note: no figures: {no_figures}.", file=sys.stderr)
+    elif not no_figures:
+        lines += ["", f"no figures: {why_none}."]
+        if fmt != "text":  # the note would be lost in JSON or CSV on stdout
+            print(f"fastkappa demo: note: no figures: {why_none}.", file=sys.stderr)
     return Output("\n".join(lines), data, rows)
 
 
-def _demo_folder(args) -> tuple[str | None, str | None]:
+def _demo_folder(figures: str | None, no_figures: bool) -> tuple[str | None, str | None]:
     """The folder for the demo's figures (created), or None and why there are none.
 
     ``--figures DIR`` that cannot be honoured is a usage error (exit 2); the
     default folder only gives a note, so the demo runs without matplotlib or
     in a read-only folder.
     """
-    if args.no_figures:
+    if no_figures:
         return None, "--no-figures was given"
-    explicit = args.figures is not None
-    folder = args.figures if explicit else DEMO_FIGURES
+    explicit = figures is not None
+    folder = figures if explicit else DEMO_FIGURES
     if not _has_matplotlib():
         if explicit:
             raise UsageError(f"--figures needs matplotlib, which is not installed; install "

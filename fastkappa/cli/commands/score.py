@@ -12,6 +12,7 @@ from .._common import (
     _interval_method,
     _progress,
     _weights,
+    class_keywords,
     provenance,
 )
 from ..figures import MAX_PLOTTED_GROUPS, _add_plot, _check_plot_path, _score_figure
@@ -45,8 +46,7 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
           progress: bool = False) -> Output:
     """Score ``file`` with :func:`fastkappa.files.score_file` and lay out the result."""
     plot = _check_plot_path(plot) if plot else None
-    class_kw = {"labels": labels} if labels is not None else (
-        {"n_classes": n_classes} if n_classes is not None else {})
+    class_kw = class_keywords(labels, n_classes)
     try:  # a bad class declaration is the command line's fault: exit 2
         CohenKappa(weights=weights, **class_kw)
     except ValueError as e:

@@ -11,8 +11,10 @@ import re
 import numpy as np
 
 from ..._io import DataError, open_source
+from ...files import _declared
+from ...files import _read_columns as _read_file_columns
 from ...thresholds import ThresholdOptimizer, Thresholds, apply_thresholds
-from .._common import UsageError, _class_kw, _read_columns, _weights
+from .._common import UsageError, _class_kw, _progress, _weights, class_keywords
 from ..figures import _add_plot, _check_plot_path, _thresholds_figure
 from ..output import Output, _csv_value, _fmt
 
@@ -20,7 +22,7 @@ from ..output import Output, _csv_value, _fmt
 def run(args) -> Output:
     """``fastkappa thresholds`` from parsed arguments."""
     if args.apply is not None:
-        return _cmd_apply_thresholds(args)
+        return _apply_from_args(args)
     if args.true is None:
         raise UsageError("--true COL is required to tune cut points (only --apply CUTS "
                          "works without it).")
@@ -29,36 +31,50 @@ def run(args) -> Output:
     if args.groups is not None and not args.cv:
         raise UsageError("--groups keeps each group in one cross-validation fold; add "
                          "--cv K.")
-    plot = _check_plot_path(args.plot) if args.plot else None
-    src = open_source(args.file, sep=args.sep)
-    cols = _read_columns(args, src, [args.true], score_cols=[args.score],
-                         extra_cols=[args.groups] if args.groups else [])
-    opt = ThresholdOptimizer(weights=_weights(args), cv=args.cv, seed=args.seed,
-                                **_class_kw(args))
-    opt.fit(cols[args.true], cols[args.score],
-            groups=cols[args.groups] if args.groups else None)
+    return tune(args.file, true=args.true, score=args.score, weights=_weights(args),
+                **_class_kw(args), cv=args.cv, seed=args.seed, groups=args.groups,
+                plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
+                progress=_progress(args))
+
+
+def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
+         labels=None, n_classes: int | None = None, cv: int | None = None,
+         seed: int | None = None, groups: str | None = None, plot: str | None = None,
+         sep: str | None = None, nan_policy: str = "raise", progress: bool = False
+         ) -> Output:
+    """Fit :class:`fastkappa.ThresholdOptimizer` on two columns and lay out the cut points."""
+    plot = _check_plot_path(plot) if plot else None
+    src = open_source(file, sep=sep)
+    cols = _read_file_columns(src, [true], score_cols=[score],
+                              extra_cols=[groups] if groups else [],
+                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
+                              progress=progress)
+    opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed,
+                             **class_keywords(labels, n_classes))
+    opt.fit(cols[true], cols[score],
+            groups=cols[groups] if groups else None)
     th = np.asarray(opt.thresholds_, dtype=np.float64)
     classes = opt.classes_.tolist()
-    cv_qwk = getattr(opt, "cv_qwk_", None) if args.cv else None
+    cv_qwk = getattr(opt, "cv_qwk_", None) if cv else None
     kappa = float(opt.qwk_)
     cv_kappa = None if cv_qwk is None else float(cv_qwk)
-    n = len(cols[args.true])
-    data = {"command": "thresholds", "file": src.name, "y_true": args.true,
-            "score": args.score, "n_rows": n,
-            "weights": None if args.weights == "none" else args.weights,
+    n = len(cols[true])
+    data = {"command": "thresholds", "file": src.name, "y_true": true,
+            "score": score, "n_rows": n,
+            "weights": weights,
             "thresholds": th, "labels": classes, "kappa": kappa,
-            "cv": args.cv, "groups": args.groups, "cv_kappa": cv_kappa}
+            "cv": cv, "groups": groups, "cv_kappa": cv_kappa}
     # one row per cut point; the kappas repeat on each row so the CSV keeps them
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
              "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
             for i, v in enumerate(th)]
-    lines = [f"{src.name}: {n:,} rows; cut points for {args.score!r} against {args.true!r}",
+    lines = [f"{src.name}: {n:,} rows; cut points for {score!r} against {true!r}",
              "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
              f"classes: {', '.join(str(c) for c in classes)}",
              f"in-sample kappa = {_fmt(kappa)}"]
     if cv_qwk is not None:
-        lines.append(f"{args.cv}-fold out-of-fold kappa = {_fmt(cv_kappa)}"
-                     + (f" (groups of {args.groups!r} kept whole)" if args.groups else ""))
+        lines.append(f"{cv}-fold out-of-fold kappa = {_fmt(cv_kappa)}"
+                     + (f" (groups of {groups!r} kept whole)" if groups else ""))
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _thresholds_figure(opt))
 
@@ -91,7 +107,8 @@ def _read_cuts(text: str) -> tuple[list[float], list | None]:
     return values, labels
 
 
-def _cmd_apply_thresholds(args) -> Output:
+def _apply_from_args(args) -> Output:
+    """``thresholds --apply``: the cut points checked here (a usage error exits 2)."""
     for flag, value in (("--true", args.true), ("--cv", args.cv), ("--groups", args.groups),
                         ("--plot", args.plot)):
         if value is not None:
@@ -113,30 +130,41 @@ def _cmd_apply_thresholds(args) -> Output:
         th = Thresholds(cuts, labels)
     except ValueError as e:
         raise UsageError(f"--apply {args.apply!r}: {e}") from None
-    src = open_source(args.file, sep=args.sep)
+    return apply(args.file, score=args.score, thresholds=th, id_col=args.id, sep=args.sep,
+                 nan_policy=args.nan_policy, progress=_progress(args))
+
+
+def apply(file: str, *, score: str, thresholds, id_col: str | None = None,
+          sep: str | None = None, nan_policy: str = "raise", progress: bool = False
+          ) -> Output:
+    """Cut the ``score`` column with :class:`fastkappa.Thresholds`; one label per row (CSV)."""
+    th = thresholds
+    labels = np.asarray(th.labels).tolist()
+    src = open_source(file, sep=sep)
     try:
-        cols = _read_columns(args, src, [], score_cols=[args.score],
-                             extra_cols=[args.id] if args.id else [])
+        cols = _read_file_columns(src, [], score_cols=[score],
+                                  extra_cols=[id_col] if id_col else [],
+                                  nan_policy=nan_policy, progress=progress)
     except DataError as e:
         # the id column is read like a label column: say what an id may hold
         where = re.match(r"(row \d+): column (.+?) holds (.+?), which is not a class label",
                          str(e))
-        if args.id is None or where is None or where.group(2) != repr(args.id):
+        if id_col is None or where is None or where.group(2) != repr(id_col):
             raise
         raise DataError(
-            f"{where.group(1)}: the --id column {args.id!r} holds {where.group(3)}; ids "
+            f"{where.group(1)}: the --id column {id_col!r} holds {where.group(3)}; ids "
             "must be whole numbers or strings (write them as text in the file).") from None
-    predicted = apply_thresholds(cols[args.score], th)
-    ids = cols[args.id] if args.id else None
-    name = "label" if args.id != "label" else "predicted_label"
+    predicted = apply_thresholds(cols[score], th)
+    ids = cols[id_col] if id_col else None
+    name = "label" if id_col != "label" else "predicted_label"
     if ids is None:
         rows = [{name: v} for v in predicted.tolist()]
     else:
-        rows = [{args.id: i, name: v} for i, v in zip(ids.tolist(), predicted.tolist(),
+        rows = [{id_col: i, name: v} for i, v in zip(ids.tolist(), predicted.tolist(),
                                                        strict=True)]
-    data = {"command": "thresholds", "file": src.name, "score": args.score,
+    data = {"command": "thresholds", "file": src.name, "score": score,
             "n_rows": len(predicted), "thresholds": np.asarray(th), "labels": list(labels),
-            "id": args.id, "predictions": rows}
+            "id": id_col, "predictions": rows}
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()

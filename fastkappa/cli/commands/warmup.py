@@ -8,15 +8,21 @@ from ..output import Output
 
 
 def run(args) -> Output:
-    """``fastkappa warmup``: compile and cache every kernel."""
-    from ..._warmup import warmup
+    """``fastkappa warmup`` from parsed arguments."""
+    return warmup(show_steps=not args.quiet and sys.stderr.isatty())
+
+
+def warmup(*, show_steps: bool = False) -> Output:
+    """Compile and cache every kernel; ``show_steps`` prints each step on stderr as it
+    ends (a cold warm-up takes minutes)."""
+    from ..._warmup import warmup as compile_all
 
     def progress(step: str, seconds: float) -> None:
         # on a terminal, show each step as it ends (a cold warm-up takes minutes)
-        if not args.quiet and sys.stderr.isatty():
+        if show_steps:
             print(f"  {seconds:7.2f} s  {step}", file=sys.stderr, flush=True)
 
-    report = warmup(progress=progress)
+    report = compile_all(progress=progress)
     d = report.to_dict()
     called = d["n_kernels"] - len(report.inner) - len(report.unused)
     lines = [f"fastkappa warmup: kernels cached in {report.cache_dir}"]
