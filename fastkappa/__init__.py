@@ -4,6 +4,7 @@ Importing fastkappa compiles nothing and does not import numba: kernels are
 loaded and compiled (or read from numba's cache) at their first call.
 """
 
+from . import files as files  # readers and the file scorer (fastkappa.files.score_file)
 from .agreement import (
     Agreement,
     agreement,

@@ -8,7 +8,9 @@ cluster pair), never the rows.  Memory grows with the number of distinct
 * :class:`KeyIndex` numbers the distinct values of a column (labels, group
   ids, cluster ids) in order of first appearance, across batches and threads;
 * :class:`CellCounts` counts ``(unit, true class, predicted class)`` triples
-  into a sorted, deduplicated array, merged batch by batch.
+  into a sorted, deduplicated array, merged batch by batch;
+* :class:`UnitTables` puts them on the final class scale, and
+  :func:`score_groups` scores every group (with intervals seeded per group).
 
 The tables are then handed to the same reductions the Python API uses
 (the group kernel's kappa for many tables, the cluster resampling units of
@@ -19,10 +21,12 @@ The tables are then handed to the same reductions the Python API uses
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 
 from ._columns import CodesColumn
+from ._io import DataError
 from ._validation import MAX_CLASSES
 
 #: stride of a class id inside a key (ids of true and predicted classes)
@@ -145,3 +149,133 @@ def class_positions(index: KeyIndex, labels: np.ndarray) -> np.ndarray:
     """For every class id of ``index``, its position in the final ``labels``."""
     where = {v: i for i, v in enumerate(np.asarray(labels).tolist())}
     return np.array([where[v] for v in index.values], dtype=np.int64)
+
+
+class UnitTables:
+    """The streamed (unit, true, predicted) counts on the final class scale."""
+
+    def __init__(self, state, cells, labels: np.ndarray) -> None:
+        unit, ti, pi, count = cells.entries()
+        pos = class_positions(state.labels, labels)
+        self.k = len(labels)
+        self.t, self.p, self.count = pos[ti], pos[pi], count
+        self.group = self.cluster = None
+        if state.pairs is not None:
+            gid, cid = state.pair_parts()
+            self.group, self.cluster = gid[unit], cid[unit]
+        elif state.groups is not None:
+            self.group = unit
+        else:
+            self.cluster = unit
+        self.state = state
+
+    def group_order(self) -> tuple[list, np.ndarray]:
+        """Group keys sorted as :func:`fastkappa.kappa_by_group` sorts them, and the
+        rank of every group id."""
+        keys = self.state.groups.values
+        order = sorted(range(len(keys)), key=lambda j: keys[j])
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[order] = np.arange(len(keys))
+        return [keys[j] for j in order], rank
+
+    def group_tables(self, rank: np.ndarray) -> np.ndarray:
+        """(G, K, K) int64 tables, groups in sorted order."""
+        k = self.k
+        g = len(rank)
+        flat = np.zeros(g * k * k, dtype=np.int64)
+        np.add.at(flat, (rank[self.group] * k + self.t) * k + self.p, self.count)
+        return flat.reshape(g, k, k)
+
+    def cluster_ci(self, rows, weights, method, confidence_level, n_resamples, seed):
+        """:func:`fastkappa.kappa_ci` with ``clusters`` from the per-cluster tables
+        (``rows`` selects entries, None for all): the same units, so the same
+        interval for the same seed."""
+        import dataclasses
+
+        from . import _weights as weight_module
+        from .bootstrap import (
+            DENSE_CELLS_MAX,
+            _ci_from_units,
+            _kappa_ci_iv,
+            _single_model_cells,
+            units_from_clusters,
+        )
+
+        method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples,
+                                                    seed)
+        k = self.k
+        t, p, count, cluster = self.t, self.p, self.count, self.cluster
+        if rows is not None:
+            t, p, count, cluster = t[rows], p[rows], count[rows], cluster[rows]
+        cells = t * k + p
+        ids, codes = np.unique(cluster, return_inverse=True)
+        if len(ids) < 2:
+            raise DataError(
+                f"an interval that resamples clusters needs at least 2 clusters; "
+                f"{'this group holds' if rows is not None else 'the data hold'} "
+                f"{len(ids)} (leave out `clusters` to treat rows as independent).")
+        if k * k <= DENSE_CELLS_MAX:
+            cell_t, cell_p = _single_model_cells(k)
+        else:
+            used, cells = np.unique(cells, return_inverse=True)
+            cell_t, cell_p = used // k, (used % k)[:, None]
+        units = units_from_clusters(cells, count.astype(np.float64), codes.reshape(-1),
+                                    len(ids), cell_t, cell_p, k)
+        units = dataclasses.replace(units, n_rows=int(count.sum()))
+        wmat = weight_module.weight_matrix(k, weights)
+        return _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+
+
+def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
+                  n_resamples, seed, labels, overall):
+    """Per-group scores (``by``) as a :class:`~fastkappa.groups.KappaByGroup`: the group
+    kernel's kappa of every table, and intervals seeded as
+    :func:`fastkappa.kappa_by_group` seeds them (one stream per group,
+    spawned from ``seed``)."""
+    from . import _weights as weight_module
+    from .bootstrap import kappa_ci_from_confusion
+    from .exceptions import UndefinedKappaWarning
+    from .groups import KappaByGroup, _group_kappas
+
+    keys, rank = tables.group_order()
+    confusion = tables.group_tables(rank)
+    g, k = len(keys), tables.k
+    wmat = weight_module.weight_matrix(k, weights)
+    kappa, n = _group_kappas(confusion, wmat)
+    undefined = int(np.isnan(kappa).sum())
+    if undefined:
+        warnings.warn(f"kappa is undefined in {undefined} of {g} groups of {by!r}; "
+                      "they are reported as nan.", UndefinedKappaWarning, stacklevel=2)
+    low = high = None
+    if method is not None:
+        low, high = np.full(g, np.nan), np.full(g, np.nan)
+        seeds = np.random.SeedSequence(seed).spawn(g)
+        if tables.cluster is not None:
+            order = np.argsort(rank[tables.group], kind="stable")
+            bounds = np.searchsorted(rank[tables.group][order], np.arange(g + 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
+            for i in range(g):
+                if confusion[i].sum() == 0:
+                    continue
+                if tables.cluster is None:
+                    res = kappa_ci_from_confusion(
+                        confusion[i], weights=weights, method=method,
+                        confidence_level=confidence_level,
+                        n_resamples=n_resamples, seed=seeds[i])
+                else:
+                    try:
+                        res = tables.cluster_ci(order[bounds[i]:bounds[i + 1]], weights,
+                                                method, confidence_level,
+                                                n_resamples, seeds[i])
+                    except DataError:  # one cluster in this group: no interval
+                        continue
+                low[i], high[i] = res.low, res.high
+    group_keys = np.empty(g, dtype=object)
+    group_keys[:] = keys
+    return KappaByGroup(
+        groups=group_keys, kappa=kappa, n=n.astype(np.int64), overall=float(overall),
+        confusion=confusion, classes=labels,
+        weights=weights, low=low, high=high, method=method,
+        confidence_level=confidence_level if method is not None else None)
+

@@ -209,6 +209,43 @@ def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
         raise DataError(f"cannot read {shown}: {_one_line(e)}") from None
 
 
+def as_source(data, *, sep: str | None = None) -> Source:
+    """A :class:`Source` for a path (see :func:`open_source`) or an Arrow stream.
+
+    Arrow streams: a ``pyarrow.RecordBatchReader``, a ``pyarrow.Table``, or
+    any object with ``__arrow_c_stream__`` (a polars DataFrame, a DuckDB
+    result); their batches are read once, in order, never gathered.
+    """
+    if isinstance(data, (str, os.PathLike)):
+        return open_source(os.fspath(data), sep=sep)
+    pa = require_pyarrow()
+    if isinstance(data, pa.Table):
+        data = data.to_reader()
+    elif not isinstance(data, pa.RecordBatchReader):
+        if not hasattr(data, "__arrow_c_stream__"):
+            raise TypeError(
+                f"expected a file path or an Arrow stream (pyarrow.RecordBatchReader, "
+                f"pyarrow.Table, or an object with __arrow_c_stream__ such as a polars "
+                f"DataFrame); got {type(data).__name__}.")
+        data = pa.RecordBatchReader.from_stream(data)
+    if sep is not None:
+        raise ValueError("`sep=` applies to CSV files only; leave it out for an Arrow stream.")
+    return _arrow_stream_source(data)
+
+
+def _arrow_stream_source(reader) -> Source:
+    used = []
+
+    def batches(needed, types):
+        if used:
+            raise DataError("an Arrow stream can be read only once; pass a new one.")
+        used.append(True)
+        for batch in reader:
+            yield batch.select(list(needed))
+
+    return Source("the Arrow stream", "arrow", list(reader.schema.names), None, batches)
+
+
 def _one_line(e: BaseException) -> str:
     """An exception's message on one line (Arrow's can span several)."""
     text = " ".join(str(e).split()) or type(e).__name__

@@ -46,7 +46,7 @@ def _labels(conv, arr, row0: int):
     return subset(col, keep), keep
 
 
-def accumulate_file(path: str, *, item: str | None = None, rater: str | None = None,
+def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = None,
                     label: str | None = None, wide: list[str] | None = None,
                     labels=None, n_classes: int | None = None, missing: Any = None,
                     sep: str | None = None, progress: bool = False
@@ -55,8 +55,11 @@ def accumulate_file(path: str, *, item: str | None = None, rater: str | None = N
 
     Parameters
     ----------
-    path : str
-        CSV (plain or gzip) or Parquet; the format comes from the first bytes.
+    path : str, os.PathLike or Arrow stream
+        CSV (plain or gzip) or Parquet, the format told by the first bytes
+        (``"-"`` reads standard input); or a ``pyarrow.RecordBatchReader``,
+        ``pyarrow.Table`` or any object with ``__arrow_c_stream__`` (a DuckDB
+        relation, a polars DataFrame), read batch by batch.
     item, rater, label : str, optional
         Long format: the columns holding item ids, rater ids and labels.
     wide : list of str, optional
@@ -72,7 +75,7 @@ def accumulate_file(path: str, *, item: str | None = None, rater: str | None = N
     -------
     AgreementAccumulator
     """
-    from ._io import LabelConverter, iter_batches, open_source
+    from ._io import LabelConverter, as_source, iter_batches
 
     long_given = [v is not None for v in (item, rater, label)]
     if wide is not None and any(long_given):
@@ -84,7 +87,7 @@ def accumulate_file(path: str, *, item: str | None = None, rater: str | None = N
     if wide is not None and (len(wide) < 2 or len(set(wide)) != len(wide)):
         raise ValueError("`wide=` needs at least two distinct rater columns.")
     acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
-    src = open_source(path, sep=sep)
+    src = as_source(path, sep=sep)
     if wide is None:
         needed = [item, rater, label]
         if len(set(needed)) != 3:
@@ -108,12 +111,14 @@ def accumulate_file(path: str, *, item: str | None = None, rater: str | None = N
     return acc
 
 
-def agreement_file(path: str, *, item: str | None = None, rater: str | None = None,
+def agreement_file(path: Any, *, item: str | None = None, rater: str | None = None,
                    label: str | None = None, wide: list[str] | None = None,
                    labels=None, n_classes: int | None = None, missing: Any = None,
                    sep: str | None = None, progress: bool = False, **options: Any
                    ) -> Agreement:
-    """:func:`fastkappa.agreement` on a CSV/Parquet file read in batches.
+    """:func:`fastkappa.agreement` on a CSV/Parquet file or an Arrow stream, read in batches.
+
+    ``path`` and the column keywords are those of :func:`accumulate_file`.
 
     ``options`` are those of :meth:`fastkappa.AgreementAccumulator.compute`
     (``coefficients``, ``weights``, ``level``, ``method``,

@@ -276,17 +276,17 @@ def test_main_threads(files, graded, capsys):
 def parallel_units(monkeypatch):
     """Small work units, so that the small test files are read in parallel;
     counts the parallel runs."""
-    from fastkappa import _io, cli
+    from fastkappa import _io, files
 
     monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 600)
     calls = []
-    inner = cli._score_row_groups
+    inner = files._score_row_groups
 
     def spy(*a, **kw):
         calls.append(a[1].name)
         return inner(*a, **kw)
 
-    monkeypatch.setattr(cli, "_score_row_groups", spy)
+    monkeypatch.setattr(files, "_score_row_groups", spy)
     return calls
 
 
@@ -402,7 +402,7 @@ def test_main_row_groups_missing_values(tmp_path, capsys, parallel_units):
 
 
 def test_make_parser_progress_only_on_terminals(monkeypatch):
-    from fastkappa import cli
+    from fastkappa.cli import _common as cli
 
     args = make_parser().parse_args(["score", "f", "--true", "a", "--pred", "b"])
 
@@ -698,16 +698,16 @@ def _png_is_drawn(path) -> None:
 def saved_figures(monkeypatch):
     """The Figures the CLI saves, in order (the files are still written)."""
     pytest.importorskip("matplotlib")
-    from fastkappa import cli
+    from fastkappa.cli import figures
 
     saved = []
-    original = cli._save_figure
+    original = figures._save_figure
 
     def spy(fig, path):
         saved.append(fig)
         return original(fig, path)
 
-    monkeypatch.setattr(cli, "_save_figure", spy)
+    monkeypatch.setattr(figures, "_save_figure", spy)
     return saved
 
 

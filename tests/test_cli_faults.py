@@ -172,13 +172,18 @@ def test_sigint_mid_input_exits_130(data, kind):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_sigint_in_process_returns_130(data, monkeypatch, capsys):
+    import importlib
+
     from fastkappa import cli
+    from fastkappa.cli.commands import score
+
+    entry = importlib.import_module("fastkappa.cli.main")  # the module, not the function
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_score", interrupted)
-    monkeypatch.setattr(cli, "_parser", cli.make_parser)  # the parser binds the command
+    monkeypatch.setattr(score, "run", interrupted)
+    monkeypatch.setattr(entry, "_parser", cli.make_parser)  # the parser binds the command
     assert cli.main(["score", data["small"], *ARGS]) == 130
     assert capsys.readouterr().err == "fastkappa score: interrupted\n"
 

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 #: modules whose ``__all__`` the API reference must cover
-MODULES = ("fastkappa", "fastkappa.data", "fastkappa.agreement_files", "fastkappa.plot",
+MODULES = ("fastkappa", "fastkappa.data", "fastkappa.files", "fastkappa.agreement_files",
+           "fastkappa.plot",
            "fastkappa.plot_agreement", "fastkappa.dask", "fastkappa.dask_agreement",
            "fastkappa.integrations", "fastkappa.torch")
 

@@ -1,0 +1,98 @@
+"""What the commands share: errors, option names, and reading ``args``."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+
+
+class UsageError(Exception):
+    """The command line is wrong (exit code 2)."""
+
+
+class OutputError(Exception):
+    """The results cannot be written to standard output (exit code 1)."""
+
+
+#: the library's option names as the command line spells them
+_CLI_NAMES = (
+    ("returning replace_undefined_by=nan", "reporting nan"),
+    ("nan_policy='omit'", "--nan-policy omit"),
+    ("`labels=[...]`", "--labels"), ("labels=[...]", "--labels"),
+    ("`labels=`", "--labels"), ("`labels`", "--labels"),
+    ("`n_classes=`", "--n-classes"), ("`n_classes`", "--n-classes"),
+    ("`n_resamples`", "--n-resamples"), ("`confidence_level`", "--confidence-level"),
+    ("`seed`", "--seed"), ("`method`", "--method"), ("`weights`", "--weights"),
+    ("`clusters`", "--clusters"), ("`groups`", "--by"),
+    (", or mark rows to drop with `ignore_index=`", ""),
+    (" or mark rows to drop with `ignore_index=`", ""),
+)
+
+
+def _cli_wording(text: str) -> str:
+    """A library message with its Python option names turned into command-line flags."""
+    for py, cli in _CLI_NAMES:
+        text = text.replace(py, cli)
+    return text.replace("`n_undefined`", "n_undefined (a field of --format json)")
+
+
+def _weights(args) -> str | None:
+    return None if args.weights == "none" else args.weights
+
+
+def class_keywords(labels, n_classes) -> dict:
+    """``labels=`` or ``n_classes=`` for the library, whichever was declared."""
+    if labels is not None:
+        return {"labels": labels}
+    if n_classes is not None:
+        return {"n_classes": n_classes}
+    return {}
+
+
+def _class_kw(args) -> dict:
+    return class_keywords(args.labels, args.n_classes)
+
+
+def _progress(args) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+
+def _interval_method(args) -> str | None:
+    """``--method``, or the deprecated ``--ci`` (with a warning saying so)."""
+    alias = getattr(args, "ci_alias", None)
+    if alias is None:
+        return args.method
+    if args.method is not None and args.method != alias:
+        raise UsageError(f"--ci {alias} and --method {args.method} disagree; --ci is a "
+                         "deprecated spelling of --method, so give --method alone.")
+    warnings.warn(f"--ci is deprecated; use --method {alias} (the same choices).",
+                  FutureWarning, stacklevel=2)
+    return alias
+
+
+def _draw_seed(args, method: str | None) -> int | None:
+    """The seed of a bootstrap run: ``--seed``, or one drawn now (and reported)."""
+    if method is None or method == "asymptotic":
+        return args.seed
+    if args.seed is None:
+        return int(np.random.SeedSequence().entropy)
+    return args.seed
+
+
+def provenance(weights: str | None, method: str | None, confidence_level: float,
+               n_resamples: int, seed: int | None) -> dict:
+    """What a JSON result records so that it can be reproduced."""
+    from .. import __version__
+
+    boot = method is not None and method != "asymptotic"
+    return {"fastkappa_version": __version__,
+            "weights": weights,
+            "method": method,
+            "confidence_level": confidence_level if method is not None else None,
+            "n_resamples": n_resamples if boot else None,
+            "seed": seed if boot else None}
+
+

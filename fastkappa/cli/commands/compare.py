@@ -1,0 +1,104 @@
+"""``fastkappa compare``: paired comparison of several prediction columns."""
+
+from __future__ import annotations
+
+from ..._io import open_source
+from ...compare import compare as compare_models
+from ...files import _declared, _unique
+from ...files import _read_columns as _read_file_columns
+from .._common import (
+    UsageError,
+    _class_kw,
+    _draw_seed,
+    _progress,
+    _weights,
+    class_keywords,
+    provenance,
+)
+from ..figures import _add_plot, _check_plot_path, _comparison_figure
+from ..output import (
+    _METHOD_NAMES,
+    _WEIGHT_NAMES,
+    Output,
+    _ci_dict,
+    _ci_text,
+    _p_at_floor,
+    _pair_dict,
+    _pairs_text,
+    _resampling_note,
+    _shown,
+)
+
+
+def run(args) -> Output:
+    """``fastkappa compare`` from parsed arguments."""
+    if len(args.pred) < 2:
+        raise UsageError("compare needs two or more --pred columns.")
+    if len(set(args.pred)) != len(args.pred):
+        raise UsageError("each --pred column may appear once.")
+    if args.reference is not None and args.reference not in args.pred:
+        raise UsageError(f"--reference {args.reference!r} must be one of the --pred columns "
+                         f"{args.pred}.")
+    method = args.method
+    return compare(args.file, true=args.true, pred=args.pred, reference=args.reference,
+                   weights=_weights(args), **_class_kw(args), method=method,
+                   confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+                   seed=_draw_seed(args, method), clusters=args.clusters,
+                   p_adjust=None if args.p_adjust == "none" else args.p_adjust,
+                   plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
+                   progress=_progress(args))
+
+
+def compare(file: str, *, true: str, pred: list[str], reference: str | None = None,
+            weights: str | None = None, labels=None, n_classes: int | None = None,
+            method: str = "bca", confidence_level: float = 0.95, n_resamples: int = 10_000,
+            seed: int | None = None, clusters: str | None = None,
+            p_adjust: str | None = None, plot: str | None = None, sep: str | None = None,
+            nan_policy: str = "raise", progress: bool = False) -> Output:
+    """Read the columns, run :func:`fastkappa.compare` and lay out the result."""
+    plot = _check_plot_path(plot) if plot else None
+    class_kw = class_keywords(labels, n_classes)
+    src = open_source(file, sep=sep)
+    label_cols = _unique([true, *pred])
+    cols = _read_file_columns(src, label_cols, extra_cols=_unique([clusters]),
+                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
+                              progress=progress)
+    preds = {name: cols[name] for name in pred}
+    comp = compare_models(
+        cols[true], preds, weights=weights, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples,
+        seed=seed, clusters=cols[clusters] if clusters else None,
+        reference=reference, p_adjust=p_adjust, **class_kw)
+    n = len(cols[true])
+    data = {
+        "command": "compare",
+        **provenance(weights, method, confidence_level, n_resamples, seed),
+        "p_adjust": p_adjust,
+        "file": src.name, "y_true": true, "n_rows": n,
+        "clusters": clusters,
+        "models": {name: _ci_dict(res) for name, res in comp.models.items()},
+        "pairs": [_pair_dict(pr, method) for pr in comp.pairs],
+    }
+    rows = [{"kind": "model", "model": name, "estimate": res.estimate, "low": res.low,
+             "high": res.high, "p_value": "", "p_value_is_bound": "", "p_adjusted": "",
+             "weights": weights, "method": res.method,
+             "confidence_level": res.confidence_level}
+            for name, res in comp.models.items()]
+    rows += [{"kind": "difference", "model": f"{pr.a} - {pr.b}", "estimate": pr.difference,
+              "low": pr.low, "high": pr.high, "p_value": pr.p_value,
+              "p_value_is_bound": _p_at_floor(pr, method), "p_adjusted": pr.p_adjusted,
+              "weights": weights, "method": method,
+              "confidence_level": confidence_level}
+             for pr in comp.pairs]
+    note = _resampling_note(method, n_resamples, seed)
+    lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
+             f"{true!r}, {_METHOD_NAMES[method]} intervals"
+             + (f" ({note})" if note else "")
+             + (f", clusters {clusters!r}" if clusters else "")]
+    width = max(len(_shown(m)) for m in comp.models)
+    for name, res in comp.models.items():
+        lines.append(f"  {_shown(name).ljust(width)}  {_ci_text(res)}")
+    lines += ["paired differences:", *_pairs_text(comp, method)]
+    out = Output("\n".join(lines), data, rows)
+    return out if plot is None else _add_plot(out, plot, _comparison_figure(comp))
+

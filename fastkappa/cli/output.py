@@ -1,0 +1,198 @@
+"""Writing a command's results: text for people, JSON and CSV for programs."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._common import OutputError
+
+
+class Output:
+    """What a command produced: text for people, a dict for JSON, rows for CSV."""
+
+    def __init__(self, text: str, data: dict, rows: list[dict]):
+        self.text = text
+        self.data = data
+        self.rows = rows
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: NaN/inf as None, NumPy scalars and arrays as Python values."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, np.generic):
+        return _clean(x.item())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _render(out: Output, fmt: str) -> str:
+    if fmt == "json":
+        from .. import __version__
+
+        data = {"command": out.data.get("command"), "fastkappa_version": __version__,
+                **out.data}  # every JSON output names the version that made it
+        return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        fields: list[str] = []
+        for row in out.rows:
+            fields.extend(k for k in row if k not in fields)
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for row in out.rows:
+            writer.writerow({k: _csv_value(v) for k, v in row.items()})
+        return buf.getvalue()
+    return out.text.rstrip("\n") + "\n"
+
+
+def _write(out: Output, fmt: str) -> None:
+    """Write the output; a closed or full standard output is an :class:`OutputError`."""
+    text = _render(out, fmt)
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError("standard output is closed; nothing was written.")
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise OutputError("standard output was closed before all the results were "
+                          "written (a pipe whose reader exited?).") from None
+    except OSError as e:
+        _silence_stdout()
+        raise OutputError(f"cannot write the results to standard output: "
+                          f"{e.strerror or e}.") from None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of
+    what could not be written fails silently instead of printing a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+def _csv_value(v: Any) -> Any:
+    if type(v) in (int, str):  # the common cells, without the generic cleaning
+        return v
+    v = _clean(v)
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return v
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "nan"
+    return f"{x:.{digits}f}"
+
+
+def _ci_dict(res) -> dict:
+    """The scalar fields of a KappaCI (the bootstrap distribution left out)."""
+    keys = ("estimate", "low", "high", "standard_error", "method", "confidence_level",
+            "n_resamples", "n_undefined", "standard_error_null", "z", "p_value")
+    return {k: _clean(getattr(res, k, None)) for k in keys}
+
+
+_METHOD_NAMES = {"bca": "BCa", "percentile": "percentile", "basic": "basic",
+                 "asymptotic": "asymptotic"}
+
+
+def _ci_text(res) -> str:
+    """Like ``str(KappaCI)`` with four decimals (a CLI reader compares models)."""
+    level = f"{100 * res.confidence_level:.10g}%"
+    method = _METHOD_NAMES.get(res.method, res.method)
+    return (f"kappa = {_fmt(res.estimate)} ({level} CI {_fmt(res.low)} to {_fmt(res.high)}, "
+            f"{method})")
+
+
+def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | None = None
+                 ) -> str:
+    """A confusion matrix as aligned text; ``row_names`` default to the labels."""
+    names = [str(v) for v in labels]
+    rows = [str(v) for v in (row_names if row_names is not None else labels)]
+    cells = [[f"{v:g}" if isinstance(v, float) else str(v) for v in row] for row in
+             matrix.tolist()]
+    width = max([len(n) for n in names] + [len(c) for r in cells for c in r] + [3])
+    lead = max(len(r) for r in rows)
+    lines = [" " * (lead + 2) + " ".join(n.rjust(width) for n in names)]
+    for name, row in zip(rows, cells, strict=True):
+        lines.append(name.ljust(lead) + "  " + " ".join(c.rjust(width) for c in row))
+    return "\n".join(lines)
+
+
+
+_WEIGHT_NAMES = {None: "unweighted", "linear": "linear-weighted",
+                 "quadratic": "quadratic-weighted (QWK)"}
+
+
+def _resampling_note(method: str | None, n_resamples: int, seed) -> str:
+    """"10,000 resamples, seed 12" for a bootstrap, "" otherwise."""
+    if method is None or method == "asymptotic":
+        return ""
+    return f"{n_resamples:,} resamples, seed {seed}"
+
+
+def _p_at_floor(pr, method: str) -> bool:
+    """A bootstrap p-value at its floor (about 2 / B): only a bound is known."""
+    if method == "asymptotic" or pr.p_value is None or not math.isfinite(pr.p_value):
+        return False
+    b = len(pr.distribution) if pr.distribution is not None else 0
+    return b > 1 and pr.p_value <= 2.0 / b * (1 + 1e-9)
+
+
+def _p_text(p: float, bound: bool) -> str:
+    return f"p < {p:.4g}" if bound else f"p = {p:.4g}"
+
+
+def _shown(name: str) -> str:
+    """A column name as printed: quoted when spaces at its ends (or nothing) would
+    hide it, so two columns never print alike."""
+    return repr(name) if name != name.strip() or not name else name
+
+
+def _pairs_text(comp, method: str) -> list[str]:
+    lines = []
+    for pr in comp.pairs:
+        bound = _p_at_floor(pr, method)
+        p_adj = pr.p_adjusted
+        adj = ("" if p_adj is None or p_adj == pr.p_value
+               else f", adjusted {_p_text(p_adj, bound)}")
+        lines.append(f"  {_shown(pr.a)} - {_shown(pr.b)}: {pr.difference:+.4f} "
+                     f"({_fmt(pr.low)} to {_fmt(pr.high)}), {_p_text(pr.p_value, bound)}{adj}")
+    return lines
+
+
+def _pair_dict(pr, method: str) -> dict:
+    """A paired difference for JSON; a p-value at its bootstrap floor is flagged as a
+    bound (the true p is at most that)."""
+    keys = ("a", "b", "difference", "low", "high", "p_value", "p_adjusted")
+    out = {k: _clean(getattr(pr, k, None)) for k in keys}
+    bound = _p_at_floor(pr, method)
+    out["p_value_is_bound"] = bound
+    out["p_adjusted_is_bound"] = bound and pr.p_adjusted is not None
+    return out
+

@@ -1,0 +1,612 @@
+"""Score files bigger than memory: CSV, Parquet and Arrow streams, read in batches.
+
+:func:`score_file` is the engine behind ``fastkappa score``, callable from
+Python.  The input is read in record batches of the columns it needs (a few
+megabytes each), so memory does not grow with the number of rows: the labels
+go through :class:`fastkappa.CohenKappa`, and ``by=`` / ``clusters=`` add one
+sparse table per group or cluster, never the rows.  Sources:
+
+- a path to a CSV file (plain or gzip, told apart by its first bytes; ``-``
+  reads standard input) or a Parquet file (its row groups read in parallel);
+- any Arrow record-batch stream: a ``pyarrow.RecordBatchReader``, a
+  ``pyarrow.Table``, or any object with ``__arrow_c_stream__`` (a polars
+  DataFrame, a DuckDB query result), so a query result streams in without
+  a file.
+
+:func:`agreement_file` is the same for many raters (see
+:mod:`fastkappa.agreement_files`).
+
+Label columns follow the command line's rules: a column holds numbers or
+strings for the whole input, CSV missing-value tokens (``NA``, ``NaN``,
+empty, ...) are missing, and a bad value is a :class:`DataError` naming its
+row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._filecount import UnitTables as _UnitTables
+from ._filecount import score_groups as _score_groups
+from ._io import (
+    DataError,
+    LabelConverter,
+    as_source,
+    first_row_outside,
+    iter_batches,
+    materialize,
+    progress_bar,
+    score_values,
+    subset,
+    wait_all,
+)
+from ._validation import use_serial_kernels
+from .agreement_files import agreement_file
+
+__all__ = ["DataError", "agreement_file", "score_file"]
+
+#: nan_policy choices of the file readers
+NAN_POLICIES = ("raise", "omit")
+
+
+def score_file(
+    source: Any,
+    *,
+    true: str,
+    pred: str,
+    weights: str | None = None,
+    labels: Any = None,
+    n_classes: int | None = None,
+    by: str | None = None,
+    clusters: str | None = None,
+    method: str | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: Any = None,
+    nan_policy: str = "raise",
+    sep: str | None = None,
+    progress: bool = False,
+):
+    """Cohen's kappa of two label columns of a file or Arrow stream, in bounded memory.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or Arrow stream
+        A CSV (plain or gzip) or Parquet file (``"-"`` reads standard input),
+        or a ``pyarrow.RecordBatchReader``, ``pyarrow.Table`` or any object
+        with ``__arrow_c_stream__`` (a polars DataFrame, a DuckDB result).
+    true, pred : str
+        The columns of reference labels and of predictions.
+    weights : {None, 'linear', 'quadratic'}, default None
+        Disagreement weights (``'quadratic'`` gives QWK).
+    labels : sequence, optional
+        The classes in scale order (declares unobserved ones too).
+    n_classes : int, optional
+        Classes are ``0..n_classes-1``.
+    by : str, optional
+        Also score each group of this column; returns a
+        :class:`~fastkappa.groups.KappaByGroup`.
+    clusters : str, optional
+        Cluster column (e.g. patient id): intervals resample clusters.
+    method : {None, 'bca', 'percentile', 'basic', 'asymptotic'}, default None
+        Add a confidence interval (None: none).
+    confidence_level : float, default 0.95
+        Confidence level of the interval.
+    n_resamples : int, default 10000
+        Bootstrap replicates.
+    seed : int, SeedSequence or None
+        Random seed of the bootstrap; with ``by``, one stream per group is
+        spawned from it, as :func:`fastkappa.kappa_by_group` does.
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        A row with a missing value: an error, or dropped.
+    sep : str, optional
+        CSV field separator (default: ``,``, or tab for ``.tsv``).
+    progress : bool, default False
+        Show a progress bar (needs tqdm).
+
+    Returns
+    -------
+    float, KappaCI or KappaByGroup
+        The kappa (no ``method``, no ``by``), a :class:`~fastkappa.KappaCI`
+        (``method``), or a :class:`~fastkappa.groups.KappaByGroup` (``by``),
+        as :func:`fastkappa.cohen_kappa`, :func:`fastkappa.kappa_ci` and
+        :func:`fastkappa.kappa_by_group` return them.
+
+    Raises
+    ------
+    DataError
+        (a ValueError) when the data cannot be scored: unreadable file,
+        missing column, a value that is not a class, no rows.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import fastkappa as fk
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("y,p,site\\n0,0,a\\n1,1,a\\n2,1,b\\n2,2,b\\n1,1,b\\n0,1,a\\n")
+    >>> round(fk.files.score_file(path, true="y", pred="p", weights="quadratic"), 4)
+    0.6667
+    >>> res = fk.files.score_file(path, true="y", pred="p", method="bca", seed=0,
+    ...                           n_resamples=200)
+    >>> round(res.estimate, 4)
+    0.5
+    >>> fk.files.score_file(path, true="y", pred="p", by="site").groups.tolist()
+    ['a', 'b']
+
+    An Arrow stream (a DuckDB or polars query result works the same way):
+
+    >>> import pyarrow as pa
+    >>> table = pa.table({"y": [0, 1, 2, 2], "p": [0, 1, 1, 2]})
+    >>> round(fk.files.score_file(table.to_reader(), true="y", pred="p"), 4)
+    0.6364
+    """
+    res = _score(source, true=true, pred=pred, weights=weights, labels=labels,
+                 n_classes=n_classes, by=by, clusters=clusters, method=method,
+                 confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                 nan_policy=nan_policy, sep=sep, progress=progress)
+    if res.by is not None:
+        return res.by
+    if res.ci is not None:
+        return res.ci
+    return res.kappa
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """The columns and reading options of one scoring run."""
+
+    true: str
+    pred: str
+    by: str | None = None
+    clusters: str | None = None
+    nan_policy: str = "raise"
+    progress: bool = False
+
+
+@dataclass
+class FileScore:
+    """Everything :func:`score_file` computed (the command line prints all of it)."""
+
+    name: str  #: the source as shown in messages
+    accumulator: Any  #: the :class:`fastkappa.CohenKappa` holding the confusion matrix
+    kappa: float
+    ci: Any = None  #: KappaCI with ``method``
+    by: Any = None  #: KappaByGroup with ``by``
+
+
+def _unique(names) -> list[str]:
+    out: list[str] = []
+    for n in names:
+        if n is not None and n not in out:
+            out.append(n)
+    return out
+
+
+def _declared(labels, n_classes) -> np.ndarray | None:
+    """The declared classes as an array (None when none are declared)."""
+    if labels is not None:
+        labels = list(labels)
+        return np.asarray(labels, dtype=object if isinstance(labels[0], str) else np.int64)
+    if n_classes is not None:
+        return np.arange(n_classes)
+    return None
+
+
+def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=None,
+           clusters=None, method=None, confidence_level=0.95, n_resamples=10_000,
+           seed=None, nan_policy="raise", sep=None, progress=False) -> FileScore:
+    """:func:`score_file` returning every part (:class:`FileScore`)."""
+    from .bootstrap import _kappa_ci_iv
+    from .streaming import CohenKappa
+
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"`nan_policy` must be one of {NAN_POLICIES}; got {nan_policy!r}.")
+    for name, col in (("true", true), ("pred", pred)):
+        if not isinstance(col, str):
+            raise ValueError(f"`{name}=` names a column (a string); got {col!r}.")
+    if method is not None:  # bad interval options fail before the file is read
+        _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
+    spec = _Spec(true, pred, by, clusters, nan_policy, progress)
+    src = as_source(source, sep=sep)
+    needed = _unique([true, pred, clusters, by])
+    declared = _declared(labels, n_classes)
+    conv = {c: LabelConverter(c, src.fmt) for c in needed}
+    state = _ScoreState(spec)
+    cells = state.new_counts()
+    with _serial_kernels() as n_threads:
+        units = src.row_group_units() if src.row_groups else []
+        if n_threads > 1 and len(units) > 1:
+            _score_row_groups(spec, src, units, acc, state, cells, declared, needed,
+                              n_threads)
+        else:
+            with _Counter(acc, n_threads) as counter:
+                for row0, cols in iter_batches(src, needed, progress=progress):
+                    _score_batch(spec, row0, cols, counter.count, conv, state, cells,
+                                 declared, needed)
+    if acc.n_rows == 0:
+        raise DataError(f"{src.name} holds no rows to score"
+                        + (" after dropping rows with missing values"
+                           if nan_policy == "omit" else "")
+                        + ("; an Arrow stream is read once, so pass a new one to each call"
+                           if src.fmt == "arrow" else "") + ".")
+    classes = acc.labels
+    kappa = acc.compute()
+    tables = _UnitTables(state, cells, classes) if cells is not None else None
+    ci = None
+    if method is not None:
+        if clusters:
+            ci = tables.cluster_ci(None, weights, method, confidence_level, n_resamples,
+                                   seed)
+        else:
+            ci = acc.ci(method=method, confidence_level=confidence_level,
+                        n_resamples=n_resamples, seed=seed)
+    groups = (_score_groups(by, tables, weights, method, confidence_level, n_resamples,
+                            seed, classes, kappa) if by else None)
+    return FileScore(src.name, acc, kappa, ci, groups)
+
+
+# --------------------------------------------------------------------------- reading
+
+def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
+    """Keep-mask of the rows without missing values (None: all kept); with
+    ``nan_policy='raise'`` the first missing value in file order is an error."""
+    any_missing = None
+    first = None  # (row, column)
+    for name, m in masks.items():
+        if m is None or not m.any():
+            continue
+        i = int(np.argmax(m))
+        if first is None or i < first[0]:
+            first = (i, name)
+        any_missing = m if any_missing is None else (any_missing | m)
+    if first is not None and policy == "raise":
+        i, name = first
+        raise DataError(
+            f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
+            "token such as NA, NaN, None, null, - or ?); pass nan_policy='omit' to skip "
+            "rows with a missing value.")
+    return None if any_missing is None else ~any_missing
+
+
+def _explain_update_error(err: ValueError, cols: dict, declared, row0: int,
+                          index: np.ndarray | None = None) -> DataError:
+    """Turn an accumulator error into one that names the first bad row."""
+    if declared is not None:
+        for name, col in cols.items():
+            hit = first_row_outside(col, declared)
+            if hit is not None:
+                i, value = hit
+                i = int(index[i]) if index is not None else i
+                shown = declared.tolist()
+                return DataError(
+                    f"row {row0 + i}: column {name!r} holds {value!r}, which is not one of "
+                    f"the declared classes {shown[:20]}{' ...' if len(shown) > 20 else ''}; "
+                    "declare every class with `labels=` or `n_classes=`.")
+    names = list(cols)
+    msg = str(err).replace("`y_true`", repr(names[0])).replace("`y_pred`", repr(names[-1]))
+    return DataError(f"in the rows from row {row0}: {msg}")
+
+
+def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
+                  extra_cols: list[str] = (), *, declared=None, nan_policy: str = "raise",
+                  progress: bool = False) -> dict[str, np.ndarray]:
+    """Whole columns in memory (compact dtypes), missing rows handled by ``nan_policy``."""
+    needed = _unique([*label_cols, *score_cols, *extra_cols])
+    types = {c: "score" for c in score_cols}
+    conv = {c: LabelConverter(c, src.fmt) for c in needed if c not in score_cols}
+    parts: dict[str, list] = {c: [] for c in needed}
+    for row0, cols in iter_batches(src, needed, types, progress=progress):
+        values, masks = {}, {}
+        for c in needed:
+            if c in score_cols:
+                values[c], masks[c] = score_values(cols[c], c, row0)
+            else:
+                values[c], masks[c] = conv[c].convert(cols[c], row0)
+        keep = _missing_rows(masks, row0, nan_policy)
+        index = None
+        if keep is not None:
+            index = np.flatnonzero(keep)
+            values = {c: subset(v, index) for c, v in values.items()}
+        _check_kinds(label_cols, values, conv, row0, index)
+        if declared is not None:
+            for c in label_cols:
+                hit = first_row_outside(values[c], declared)
+                if hit is not None:
+                    i, value = hit
+                    rows = int(index[i]) if index is not None else i
+                    raise DataError(
+                        f"row {row0 + rows}: column {c!r} holds {value!r}, which is not one "
+                        f"of the declared classes {declared.tolist()[:20]}; declare every "
+                        "class with `labels=` or `n_classes=`.")
+        for c in needed:
+            parts[c].append(_compact(materialize(values[c]) if c not in score_cols
+                                     else values[c]))
+    out = {}
+    for c in needed:
+        if parts[c]:
+            out[c] = np.concatenate(parts[c])
+        else:
+            out[c] = np.empty(0)
+    if len(out[needed[0]]) == 0:
+        raise DataError(f"{src.name} holds no rows to score.")
+    return out
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and len(a):
+        lo, hi = a.min(), a.max()
+        for dt in (np.int8, np.int16, np.int32):
+            info = np.iinfo(dt)
+            if info.min <= lo and hi <= info.max:
+                return a.astype(dt)
+    return a
+
+
+# --------------------------------------------------------------------------- score
+
+def _length(col) -> int:
+    from ._columns import CodesColumn
+
+    return len(col.codes) if isinstance(col, CodesColumn) else len(col)
+
+
+def _check_kinds(label_cols: list[str], values: dict, conv: dict, row0: int,
+                 index: np.ndarray | None) -> None:
+    """Every label column holds numbers, or every one strings; else name the first
+    row, column and value that breaks this.
+
+    The value named is the first word that is not a number in a column of
+    strings (``mild`` among ``1, 2, mild``) when the other columns hold numbers.
+    """
+    from ._io import _parse_labels
+
+    kinds = {c: conv[c].kind for c in label_cols}
+    known = {k for k in kinds.values() if k is not None}
+    if len(known) < 2 or _length(values[label_cols[0]]) == 0:
+        return
+    numeric = next(c for c in label_cols if kinds[c] == "num")
+    best = None  # (row index in the batch, column)
+    for c in label_cols:
+        if kinds[c] != "str":
+            continue
+        words = materialize(values[c])
+        for i, w in enumerate(words.tolist()):
+            if best is not None and i >= best[0]:
+                break
+            if isinstance(w, str) and _parse_labels([w]) is None:
+                best = (i, c)
+                break
+    if best is None:  # every string here looks like a number: name the first row
+        best = (0, next(c for c in label_cols if kinds[c] == "str"))
+    i, c = best
+    value = materialize(subset(values[c], slice(i, i + 1)))[0]
+    shown = value.item() if isinstance(value, np.generic) else value
+    row = row0 + (int(index[i]) if index is not None else i)
+    raise DataError(
+        f"row {row}: column {c!r} holds {shown!r}, but column {numeric!r} holds numbers; "
+        "label columns must all hold the same kind of value (numbers, or strings): recode "
+        "one of them.")
+
+
+class _ScoreState:
+    """What scoring with ``by`` / ``clusters`` counts as the file streams (no rows kept).
+
+    ``labels`` numbers the classes met; ``groups`` and ``clusters`` number
+    the ids of those columns; with both, ``pairs`` numbers (group, cluster)
+    pairs.  Each batch adds its (unit, true class, predicted class) counts to
+    a :class:`~fastkappa._filecount.CellCounts`.
+    """
+
+    def __init__(self, spec: _Spec) -> None:
+        from ._filecount import KeyIndex
+
+        self.labels = KeyIndex()
+        self.groups = KeyIndex() if spec.by else None
+        self.clusters = KeyIndex() if spec.clusters else None
+        self.pairs = KeyIndex() if spec.by and spec.clusters else None
+
+    @property
+    def active(self) -> bool:
+        return self.groups is not None or self.clusters is not None
+
+    def new_counts(self):
+        from ._filecount import CellCounts
+
+        return CellCounts() if self.active else None
+
+    def add(self, spec: _Spec, values, t, p, cells) -> None:
+        ti, pi = self.labels.ids(t), self.labels.ids(p)
+        gid = self.groups.ids(values[spec.by]) if self.groups is not None else None
+        cid = self.clusters.ids(values[spec.clusters]) if self.clusters is not None else None
+        if gid is not None and cid is not None:
+            unit = self.pairs.ids((gid << 32) | cid)
+        else:
+            unit = gid if gid is not None else cid
+        cells.add(unit, ti, pi)
+
+    def pair_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Group id and cluster id of every pair id."""
+        v = np.asarray(self.pairs.values, dtype=np.int64)
+        return v >> 32, v & ((1 << 32) - 1)
+
+
+def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, needed) -> None:
+    """Add one record batch to the overall accumulator (through ``count(t, p)``) and,
+    with ``by`` / ``clusters``, to the per-unit tables ``cells``."""
+    values, masks = {}, {}
+    for c in needed:
+        values[c], masks[c] = conv[c].convert(cols[c], row0)
+    keep = _missing_rows(masks, row0, spec.nan_policy)
+    index = None
+    if keep is not None:
+        index = np.flatnonzero(keep)
+        values = {c: subset(v, index) for c, v in values.items()}
+    _check_kinds([spec.true, spec.pred], values, conv, row0, index)
+    t, p = values[spec.true], values[spec.pred]
+    try:
+        count(t, p)
+    except DataError:
+        raise
+    except ValueError as e:
+        raise _explain_update_error(e, {spec.true: t, spec.pred: p}, declared, row0,
+                                    index) from None
+    if cells is not None:
+        state.add(spec, values, t, p, cells)
+
+
+class _Counter:
+    """Count each record batch's label pairs into ``acc`` on worker threads.
+
+    The batch is cut into one part per thread; each worker adds its part into
+    an accumulator of its own with the serial kernels (they release the GIL),
+    and the accumulators are merged into ``acc`` when the file is done.
+    Counts are exact integers, so the result does not depend on the number
+    of threads.  Idle workers block rather than spin, so they never take a
+    core from the file reader; and counting off the reading thread measured
+    faster even with one worker.
+    """
+
+    def __init__(self, acc, n_threads: int) -> None:
+        self.acc = acc
+        self.n_threads = max(1, n_threads)
+        self.parts = [acc]
+        self.pool = None
+
+    def __enter__(self) -> _Counter:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="fastkappa-count",
+                                       initializer=use_serial_kernels)
+        self.parts += [copy.deepcopy(self.acc) for _ in range(self.n_threads - 1)]
+        return self
+
+    def count(self, t, p) -> None:
+        n = _length(t)
+        step = max(1, -(-n // self.n_threads))
+        futures = [self.pool.submit(acc.update, subset(t, slice(lo, lo + step)),
+                                    subset(p, slice(lo, lo + step)))
+                   for acc, lo in zip(self.parts, range(0, n, step), strict=False)]
+        wait_all(futures)
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown()
+        if exc[0] is None:
+            for other in self.parts[1:]:
+                self.acc.merge(other)
+
+
+class _RowGroupQueue:
+    """Hands out work unit numbers in file order; stops at the first failure.
+
+    Each failure is kept with its unit, so that the one reported is the first
+    in the file whatever the order in which the workers met them.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.next = 0
+        self.failures: dict[int, BaseException] = {}
+        self.lock = threading.Lock()
+
+    def take(self) -> int | None:
+        with self.lock:
+            i = self.next
+            if i >= self.n or (self.failures and i > min(self.failures)):
+                return None
+            self.next += 1
+            return i
+
+    def stop(self) -> None:
+        with self.lock:
+            self.n = 0
+
+    def fail(self, i: int, err: BaseException) -> None:
+        with self.lock:
+            self.failures[i] = err
+
+    def first_failure(self) -> BaseException | None:
+        return self.failures[min(self.failures)] if self.failures else None
+
+
+def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, needed,
+                      n_threads) -> None:
+    """Score a Parquet file's row groups in parallel, into ``acc`` and ``cells``.
+
+    Each worker thread takes the next of ``units`` (consecutive row groups
+    holding at least a batch of rows, see :meth:`Source.row_group_units`), decodes it
+    alone and counts it into accumulators of its own (the per-unit tables
+    ``cells`` are shared, merged under a lock); the accumulators are
+    merged at the end (exact integer counts, so the thread count never
+    changes a result).  On two cores this keeps both busy without the reader
+    and the counting ever waiting for each other, which interleaving them per
+    batch cannot.  Memory holds one record batch per worker.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = _RowGroupQueue(len(units))
+    bar = progress_bar(src) if spec.progress else None
+
+    def work():
+        read = src.group_reader()
+        mine = copy.deepcopy(acc)
+        conv = {c: LabelConverter(c, src.fmt) for c in needed}
+        while (i := todo.take()) is not None:
+            try:
+                row0, members = units[i]
+                for batch in read(row0, members, needed):
+                    cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
+                    _score_batch(spec, row0, cols, mine.update, conv, state, cells,
+                                 declared, needed)
+                    row0 += batch.num_rows
+                    if bar is not None:
+                        bar.update(batch.num_rows)
+            except Exception as e:  # reported by the caller, first in file order
+                todo.fail(i, e)
+                break
+        return mine
+
+    n_workers = min(n_threads, todo.n)
+    try:
+        with ThreadPoolExecutor(n_workers, thread_name_prefix="fastkappa-read",
+                                initializer=use_serial_kernels) as pool:
+            futures = [pool.submit(work) for _ in range(n_workers)]
+            try:
+                done = wait_all(futures)
+            except BaseException:  # Ctrl-C: no new units, then out
+                todo.stop()
+                raise
+    finally:
+        if bar is not None:
+            bar.close()
+    err = todo.first_failure()
+    if err is not None:
+        raise err
+    for mine in done:
+        acc.merge(mine)
+
+
+@contextlib.contextmanager
+def _serial_kernels():
+    """Numba at one thread while the file reader's threads own the cores.
+
+    Counting runs serially per slice anyway; with one thread even the small
+    parallel helpers never wait for a worker that the reader keeps busy.
+    The thread count set before (``--threads`` on the command line) applies
+    again afterwards, to the intervals.
+    """
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield before
+    finally:
+        numba.set_num_threads(before)

@@ -1,0 +1,189 @@
+"""``fastkappa agreement``: long and wide files equal fk.agreement in memory; exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fastkappa as fk
+from fastkappa.cli import main
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+RATERS = ["r1", "r2", "r3", "r4"]
+
+
+@pytest.fixture
+def panel():
+    """400 items x 4 raters, grades 0-4, a fifth of the ratings missing."""
+    rng = np.random.default_rng(21)
+    n = 400
+    truth = rng.integers(0, 5, n)
+    x = np.where(rng.random((n, 4)) < 0.6, truth[:, None],
+                 rng.integers(0, 5, (n, 4))).astype(float)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    x[np.isnan(x).all(axis=1), 0] = 2.0  # every item rated at least once
+    return x
+
+
+def _long_frame(x):
+    items, raters = np.nonzero(~np.isnan(x))
+    order = np.random.default_rng(3).permutation(len(items))  # any row order
+    return pd.DataFrame({"doc": items[order], "who": np.array(RATERS)[raters[order]],
+                         "grade": x[items, raters][order].astype(int)})
+
+
+def _write(df, path):
+    if path.suffix == ".csv":
+        df.to_csv(path, index=False)
+    else:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path,
+                       row_group_size=250)
+    return str(path)
+
+
+@pytest.fixture
+def long_files(panel, tmp_path):
+    df = _long_frame(panel)
+    return {fmt: _write(df, tmp_path / f"long.{fmt}") for fmt in ("csv", "parquet")}
+
+
+@pytest.fixture
+def wide_files(panel, tmp_path):
+    df = pd.DataFrame(panel, columns=RATERS).astype("Int64")
+    return {fmt: _write(df, tmp_path / f"wide.{fmt}") for fmt in ("csv", "parquet")}
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(argv, capsys):
+    code, out, err = run([*argv, "--format", "json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _same(got: dict, want: fk.Agreement):
+    rows = {r["coefficient"]: r for r in got["coefficients"]}
+    assert list(rows) == [r.coefficient for r in want.rows]
+    for r in want.rows:
+        for key in ("estimate", "standard_error", "low", "high", "p_value"):
+            assert rows[r.coefficient][key] == pytest.approx(getattr(r, key), abs=1e-12), (
+                r.coefficient, key)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("weights", ["none", "quadratic"])
+def test_long_file_equals_agreement(panel, long_files, capsys, fmt, weights):
+    got = run_json(["agreement", long_files[fmt], "--item", "doc", "--rater", "who",
+                    "--label", "grade", "--weights", weights], capsys)
+    df = _long_frame(panel)
+    want = fk.agreement(item=df["doc"], rater=df["who"], label=df["grade"],
+                        weights=None if weights == "none" else weights)
+    _same(got, want)
+    # the long call agrees with the wide matrix too (an independent path through the API)
+    _same(got, fk.agreement(panel, weights=None if weights == "none" else weights))
+    assert got["command"] == "agreement" and got["format"] == "long"
+    assert got["n_items"] == len(panel) and got["n_raters"] == 4
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_wide_file_equals_agreement(panel, wide_files, capsys, fmt):
+    got = run_json(["agreement", wide_files[fmt], "--wide", *RATERS, "--coefficients",
+                    "fleiss_kappa", "krippendorff_alpha", "--level", "ordinal"], capsys)
+    want = fk.agreement(panel, coefficients=["fleiss_kappa", "krippendorff_alpha"],
+                        level="ordinal")
+    _same(got, want)
+    assert got["format"] == "wide" and got["raters"] == RATERS
+
+
+def test_json_provenance_and_bootstrap_seed(wide_files, capsys):
+    argv = ["agreement", wide_files["csv"], "--wide", *RATERS, "--method", "percentile",
+            "--n-resamples", "200", "--coefficients", "gwet_ac", "--weights", "linear"]
+    first = run_json(argv, capsys)  # no --seed: one is drawn and recorded
+    assert first["fastkappa_version"] == fk.__version__
+    assert first["method"] == "percentile" and first["n_resamples"] == 200
+    assert first["weights"] == "linear" and isinstance(first["seed"], int)
+    again = run_json([*argv, "--seed", str(first["seed"])], capsys)
+    assert again["coefficients"] == first["coefficients"]  # the seed reproduces it
+    asym = run_json(["agreement", wide_files["csv"], "--wide", *RATERS], capsys)
+    assert asym["method"] == "asymptotic" and asym["seed"] is None
+    assert asym["weights"] is None
+
+
+def test_text_and_csv_output(wide_files, capsys):
+    code, out, err = run(["agreement", wide_files["csv"], "--wide", *RATERS], capsys)
+    assert code == 0 and err == ""
+    assert "wide file: raters 'r1', 'r2', 'r3', 'r4'" in out
+    assert "Fleiss' kappa" in out and "Krippendorff's alpha" in out
+    code, out, _ = run(["agreement", wide_files["csv"], "--wide", *RATERS,
+                        "--format", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["coefficient"] for r in rows] == [
+        "percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
+        "krippendorff_alpha"]
+    assert all(r["method"] == "asymptotic" for r in rows)
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["--wide", "r1", "r2", "--item", "doc"], "--wide names one column per rater; it does "
+                                              "not go with --item"),
+    (["--item", "doc", "--label", "grade"], "(missing: --rater)"),
+    ([], "name the long file's columns with --item, --rater and --label"),
+    (["--wide", "r1"], "--wide needs two or more distinct rater columns"),
+    (["--wide", "r1", "r1"], "--wide needs two or more distinct rater columns"),
+    (["--item", "doc", "--rater", "doc", "--label", "grade"],
+     "--item, --rater and --label must name three different columns"),
+])
+def test_usage_errors_exit_2(long_files, capsys, argv, flag):
+    code, out, err = run(["agreement", long_files["csv"], *argv], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("fastkappa agreement: error: ")
+    assert flag in err
+
+
+def test_parser_errors_exit_2(long_files, capsys):
+    code, _, err = run(["agreement", long_files["csv"], "--wide", "r1", "r2", "--method",
+                        "normal"], capsys)
+    assert code == 2 and "--method" in err
+    code, _, err = run(["agreement", long_files["csv"], "--wide", "r1", "r2",
+                        "--coefficients", "cohen"], capsys)
+    assert code == 2 and "--coefficients" in err
+
+
+def test_data_errors_exit_1_on_one_line(long_files, tmp_path, capsys):
+    code, _, err = run(["agreement", long_files["csv"], "--item", "doc", "--rater", "who",
+                        "--label", "score"], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "has no column 'score'; its columns are 'doc', 'who', 'grade'" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("doc,who,grade\n1,a,0\n1,b,2.5\n")
+    code, _, err = run(["agreement", str(bad), "--item", "doc", "--rater", "who",
+                        "--label", "grade"], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith("fastkappa agreement: error: row 2: column 'grade' holds '2.5', "
+                          "which is not a class label")
+    code, _, err = run(["agreement", str(tmp_path / "absent.csv"), "--wide", "a", "b"],
+                       capsys)
+    assert code == 1 and "no such file" in err and err.count("\n") == 1
+
+
+def test_declared_classes(tmp_path, capsys):
+    path = tmp_path / "two.csv"
+    path.write_text("a,b,c\nlow,low,high\nhigh,high,high\nlow,low,low\n")
+    got = run_json(["agreement", str(path), "--wide", "a", "b", "c", "--labels",
+                    "low,mid,high", "--coefficients", "brennan_prediger"], capsys)
+    x = np.array([["low", "low", "high"], ["high", "high", "high"], ["low", "low", "low"]],
+                 dtype=object)
+    want = fk.agreement(x, labels=["low", "mid", "high"], coefficients="brennan_prediger")
+    _same(got, want)
+    assert got["classes"] == ["low", "mid", "high"]

@@ -1,0 +1,188 @@
+"""fastkappa.files: score_file on CSV, Parquet and Arrow streams equals the in-memory API."""
+
+import gzip
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+import fastkappa as fk
+
+pa = pytest.importorskip("pyarrow")
+pcsv = pytest.importorskip("pyarrow.csv")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    rng = np.random.default_rng(11)
+    n = 2000
+    t = rng.integers(0, 4, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 3)
+    site = rng.choice(["north", "south", "east"], n)
+    patient = np.arange(n) // 2
+    return {"y": t, "p": p, "site": site, "patient": patient}
+
+
+@pytest.fixture(scope="module")
+def paths(graded, tmp_path_factory):
+    root = tmp_path_factory.mktemp("files")
+    table = pa.table(graded)
+    out = {"csv": root / "g.csv", "parquet": root / "g.parquet", "gz": root / "g.csv.gz"}
+    pcsv.write_csv(table, out["csv"])
+    pq.write_table(table, out["parquet"], row_group_size=300)
+    out["gz"].write_bytes(gzip.compress(out["csv"].read_bytes()))
+    return out
+
+
+def _sources(graded, paths):
+    """Every kind of source score_file takes, each holding ``graded``."""
+    table = pa.table(graded)
+    return {"csv": str(paths["csv"]), "gz": paths["gz"], "parquet": str(paths["parquet"]),
+            "reader": pa.RecordBatchReader.from_batches(table.schema,
+                                                        table.to_batches(max_chunksize=250)),
+            "table": table}
+
+
+@pytest.mark.parametrize("kind", ["csv", "gz", "parquet", "reader", "table"])
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_score_file_matches_sklearn(graded, paths, kind, weights):
+    source = _sources(graded, paths)[kind]
+    got = fk.files.score_file(source, true="y", pred="p", weights=weights)
+    assert isinstance(got, float)
+    assert got == pytest.approx(cohen_kappa_score(graded["y"], graded["p"], weights=weights),
+                                rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["parquet", "reader"])
+def test_score_file_interval_equals_kappa_ci(graded, paths, kind):
+    source = _sources(graded, paths)[kind]
+    got = fk.files.score_file(source, true="y", pred="p", weights="quadratic", method="bca",
+                              n_resamples=300, seed=4)
+    ref = fk.kappa_ci(graded["y"], graded["p"], weights="quadratic", method="bca",
+                      n_resamples=300, seed=4)
+    assert isinstance(got, fk.KappaCI)
+    assert (got.estimate, got.low, got.high) == pytest.approx(
+        (ref.estimate, ref.low, ref.high), rel=1e-12)
+
+
+def test_score_file_clusters_equal_kappa_ci(graded, paths):
+    got = fk.files.score_file(paths["csv"], true="y", pred="p", method="percentile",
+                              n_resamples=300, seed=2, clusters="patient")
+    ref = fk.kappa_ci(graded["y"], graded["p"], method="percentile", n_resamples=300,
+                      seed=2, clusters=graded["patient"])
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+
+
+def test_score_file_by_equals_kappa_by_group(graded, paths):
+    table = pa.table(graded)
+    got = fk.files.score_file(table.to_reader(max_chunksize=128), true="y", pred="p",
+                              weights="linear", by="site", method="asymptotic")
+    ref = fk.kappa_by_group(graded["y"], graded["p"], graded["site"], weights="linear",
+                            method="asymptotic")
+    assert isinstance(got, fk.KappaByGroup)
+    assert got.groups.tolist() == ref.groups.tolist()
+    np.testing.assert_allclose(got.kappa, ref.kappa, rtol=1e-12)
+    np.testing.assert_allclose(got.low, ref.low, rtol=1e-12)
+    np.testing.assert_array_equal(got.n, ref.n)
+
+
+def test_score_file_polars_dataframe(graded):
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(graded)
+    got = fk.files.score_file(df, true="y", pred="p", weights="quadratic")
+    assert got == pytest.approx(cohen_kappa_score(graded["y"], graded["p"],
+                                                  weights="quadratic"), rel=1e-12)
+
+
+def test_score_file_duckdb_result(graded):
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("graded", pa.table(graded))
+    res = con.sql("select y, p from graded where site <> 'east'")
+    keep = graded["site"] != "east"
+    got = fk.files.score_file(res, true="y", pred="p")  # through __arrow_c_stream__
+    assert got == pytest.approx(cohen_kappa_score(graded["y"][keep], graded["p"][keep]),
+                                rel=1e-12)
+
+
+def test_score_file_string_labels_and_declared_classes(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("y,p\nlow,low\nhigh,high\nmid,high\nlow,mid\n")
+    got = fk.files.score_file(path, true="y", pred="p", labels=["low", "mid", "high"],
+                              weights="quadratic")
+    y, p = ["low", "high", "mid", "low"], ["low", "high", "high", "mid"]
+    assert got == pytest.approx(cohen_kappa_score(y, p, labels=["low", "mid", "high"],
+                                                  weights="quadratic"), rel=1e-12)
+
+
+def test_score_file_nan_policy(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("y,p\n0,0\n1,NA\n1,1\n0,1\n")
+    with pytest.raises(ValueError, match=r"row 2: column 'p' is missing .*nan_policy='omit'"):
+        fk.files.score_file(path, true="y", pred="p")
+    got = fk.files.score_file(path, true="y", pred="p", nan_policy="omit")
+    assert got == pytest.approx(cohen_kappa_score([0, 1, 0], [0, 1, 1]), rel=1e-12)
+    with pytest.raises(ValueError, match=r"`nan_policy` must be one of"):
+        fk.files.score_file(path, true="y", pred="p", nan_policy="drop")
+
+
+def test_score_file_errors_name_python_options(tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_text("y,p\n0,0\n1,5\n")
+    with pytest.raises(fk.files.DataError,
+                       match=r"row 2: column 'p' holds 5.*`labels=` or `n_classes=`"):
+        fk.files.score_file(path, true="y", pred="p", n_classes=2)
+    with pytest.raises(fk.files.DataError, match=r"has no column 'q'; its columns are"):
+        fk.files.score_file(path, true="y", pred="q")
+    with pytest.raises(ValueError, match=r"`pred=` names a column"):
+        fk.files.score_file(path, true="y", pred=1)
+    with pytest.raises(ValueError, match="method"):  # checked before the file is read
+        fk.files.score_file(tmp_path / "absent.csv", true="y", pred="p", method="normal")
+
+
+def test_score_file_source_errors():
+    with pytest.raises(TypeError, match=r"file path or an Arrow stream .*got list"):
+        fk.files.score_file([1, 2], true="y", pred="p")
+    table = pa.table({"y": [0, 1], "p": [0, 1]})
+    with pytest.raises(ValueError, match=r"`sep=` applies to CSV files only"):
+        fk.files.score_file(table, true="y", pred="p", sep=";")
+    reader = table.to_reader()
+    assert fk.files.score_file(reader, true="y", pred="p") == 1.0
+    with pytest.raises(fk.files.DataError, match="an Arrow stream is read once, so pass a new"):
+        fk.files.score_file(reader, true="y", pred="p")
+
+
+def test_score_file_empty_stream():
+    table = pa.table({"y": pa.array([], pa.int64()), "p": pa.array([], pa.int64())})
+    with pytest.raises(fk.files.DataError, match="holds no rows to score"):
+        fk.files.score_file(table, true="y", pred="p")
+
+
+def test_agreement_file_is_the_many_rater_engine():
+    import fastkappa.agreement_files as fkf
+
+    assert fk.files.agreement_file is fkf.agreement_file
+
+
+def test_agreement_file_reads_arrow_streams():
+    rng = np.random.default_rng(5)
+    x = np.where(rng.random((300, 3)) < 0.7, rng.integers(0, 4, (300, 1)),
+                 rng.integers(0, 4, (300, 3))).astype(float)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    x[np.isnan(x).all(axis=1), 0] = 1.0
+    items, raters = np.nonzero(~np.isnan(x))
+    order = rng.permutation(len(items))
+    long = pa.table({"doc": items[order], "who": np.array(["a", "b", "c"])[raters[order]],
+                     "grade": x[items, raters][order].astype(np.int64)})
+    want = fk.agreement(x, weights="linear")
+    got = fk.files.agreement_file(long.to_reader(max_chunksize=100), item="doc", rater="who",
+                                  label="grade", weights="linear")
+    wide = pa.table({c: pa.array(x[:, j], from_pandas=True).cast(pa.int64())
+                     for j, c in enumerate("abc")})
+    got_wide = fk.files.agreement_file(wide, wide=["a", "b", "c"], weights="linear")
+    for res in (got, got_wide):
+        for r, w in zip(res.rows, want.rows, strict=True):
+            assert r.coefficient == w.coefficient
+            assert r.estimate == pytest.approx(w.estimate, abs=1e-12)
+            assert r.standard_error == pytest.approx(w.standard_error, abs=1e-12)
