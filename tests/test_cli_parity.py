@@ -362,3 +362,38 @@ def test_nan_policy_on_every_two_rater_command(command):
             "thresholds": ["--score", "s"]}[command]
     ns = parser.parse_args([command, "f.csv", "--true", "y", *args, "--nan-policy", "omit"])
     assert ns.nan_policy == "omit"
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_ignored_label_outside_declared_classes(tmp_path, capsys, command):
+    """--ignore-index drops a row before the declared classes are checked, as in Python."""
+    path = tmp_path / "d.csv"
+    path.write_text("y,p,q\n0,0,1\n1,7,1\n1,1,0\n0,0,0\n1,1,1\n")
+    y, p, q = [0, 1, 1, 0, 1], [0, 7, 1, 0, 1], [1, 1, 0, 0, 1]
+    preds = ["--pred", "p"] if command == "score" else ["--pred", "p", "q", "--method",
+                                                        "asymptotic"]
+    got = run_json([command, str(path), "--true", "y", *preds, "--n-classes", "2",
+                    "--ignore-index", "7"], capsys)
+    if command == "score":
+        assert got["kappa"] == pytest.approx(
+            fk.cohen_kappa(y, p, n_classes=2, ignore_index=7), rel=1e-12)
+        assert got["n_rows"] == 4
+    else:
+        api = fk.compare(y, {"p": p, "q": q}, n_classes=2, ignore_index=7,
+                         method="asymptotic")
+        assert got["n_rows"] == api.n == 4
+        for name in ("p", "q"):
+            assert got["models"][name]["estimate"] == pytest.approx(
+                api.models[name].estimate, rel=1e-12)
+    code, _, err = run([command, str(path), "--true", "y", *preds, "--n-classes", "2",
+                        "--ignore-index", "5"], capsys)
+    assert code == 1
+    assert "holds" in err and "7" in err and "--n-classes" in err
+
+
+def test_compare_reports_the_rows_it_scored(paths, data, capsys):
+    got = run_json(["compare", paths["csv"], "--true", "grade", "--pred", "model_a",
+                    "model_b", "--ignore-index", "-1", "--frequency-weight", "count",
+                    "--method", "asymptotic"], capsys)
+    m = kept(data, "grade", "model_a", "model_b")
+    assert got["n_rows"] == int(data["count"][m].sum())

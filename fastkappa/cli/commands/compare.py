@@ -66,7 +66,10 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
     weight = {k: v for k, v in weight.items() if v is not None}
     cols = _read_file_columns(src, label_cols, score_cols=list(weight.values()),
                               extra_cols=_unique([clusters]),
-                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
+                              # the ignored label may lie outside the declared classes:
+                              # then fastkappa.compare checks the classes, after dropping
+                              declared=(_declared(labels, n_classes) if ignore_index is None
+                                        else None), nan_policy=nan_policy,
                               progress=progress)
     preds = {name: cols[name] for name in pred}
     comp = compare_models(
@@ -75,7 +78,7 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
         seed=seed, clusters=cols[clusters] if clusters else None,
         reference=reference, p_adjust=p_adjust, ignore_index=ignore_index,
         **{k: cols[v] for k, v in weight.items()}, **class_kw)
-    n = len(cols[true])
+    n = comp.n  # the rows scored (after --ignore-index; counted rows expanded)
     data = {
         "command": "compare",
         **provenance(weights, method, confidence_level, n_resamples, seed),
