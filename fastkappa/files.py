@@ -72,6 +72,9 @@ def score_file(
     nan_policy: str = "raise",
     sep: str | None = None,
     progress: bool = False,
+    sample_weight: str | None = None,
+    frequency_weight: str | None = None,
+    ignore_index: Any = None,
 ):
     """Cohen's kappa of two label columns of a file or Arrow stream, in bounded memory.
 
@@ -109,6 +112,19 @@ def score_file(
         CSV field separator (default: ``,``, or tab for ``.tsv``).
     progress : bool, default False
         Show a progress bar (needs tqdm).
+    sample_weight : str, optional
+        Column of non-negative row weights, read batch by batch into
+        :meth:`fastkappa.CohenKappa.update`. Not with ``by`` or ``clusters``
+        (their tables count rows), nor with ``method`` (a weighted interval
+        needs the rows: call :func:`fastkappa.kappa_ci` on them). Counts
+        belong in ``frequency_weight``.
+    frequency_weight : str, optional
+        Column of whole-number row counts: a row with count c stands for c
+        identical rows, so the result is that of the expanded rows. Not with
+        ``sample_weight``, ``by`` or ``clusters``.
+    ignore_index : scalar, optional
+        Rows where either label equals this value are dropped, as
+        ``ignore_index=`` in :func:`fastkappa.cohen_kappa`.
 
     Returns
     -------
@@ -146,11 +162,20 @@ def score_file(
     >>> table = pa.table({"y": [0, 1, 2, 2], "p": [0, 1, 1, 2]})
     >>> round(fk.files.score_file(table.to_reader(), true="y", pred="p"), 4)
     0.6364
+
+    A table written one row per cell with its count, and a label to skip:
+
+    >>> counts = pa.table({"y": [0, 0, 1, 1, 9], "p": [0, 1, 0, 1, 1], "n": [20, 5, 10, 15, 3]})
+    >>> round(fk.files.score_file(counts, true="y", pred="p", frequency_weight="n",
+    ...                           ignore_index=9), 4)
+    0.4
     """
     res = _score(source, true=true, pred=pred, weights=weights, labels=labels,
                  n_classes=n_classes, by=by, clusters=clusters, method=method,
                  confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                 nan_policy=nan_policy, sep=sep, progress=progress)
+                 nan_policy=nan_policy, sep=sep, progress=progress,
+                 sample_weight=sample_weight, frequency_weight=frequency_weight,
+                 ignore_index=ignore_index)
     if res.by is not None:
         return res.by
     if res.ci is not None:

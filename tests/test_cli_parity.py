@@ -397,3 +397,41 @@ def test_compare_reports_the_rows_it_scored(paths, data, capsys):
                     "--method", "asymptotic"], capsys)
     m = kept(data, "grade", "model_a", "model_b")
     assert got["n_rows"] == int(data["count"][m].sum())
+
+
+# ------------------------------------------------------------ the file engine in Python
+
+
+def test_score_file_keywords_equal_the_api(paths, data):
+    from fastkappa.files import score_file
+
+    for kind in ("csv", "parquet"):
+        got = score_file(paths[kind], true="grade", pred="model_a", weights="quadratic",
+                         sample_weight="w", ignore_index=-1)
+        assert got == pytest.approx(fk.cohen_kappa(
+            data["grade"], data["model_a"], weights="quadratic", sample_weight=data["w"],
+            ignore_index=-1), rel=1e-12)
+        ci = score_file(paths[kind], true="grade", pred="model_b", frequency_weight="count",
+                        ignore_index=-1, method="asymptotic")
+        ref = fk.kappa_ci(data["grade"], data["model_b"], frequency_weight=data["count"],
+                          ignore_index=-1, method="asymptotic")
+        assert (ci.estimate, ci.low, ci.high) == pytest.approx(
+            (ref.estimate, ref.low, ref.high), rel=1e-10)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"sample_weight": "w", "frequency_weight": "count"},
+     r"pass `sample_weight=` or `frequency_weight=`, not both"),
+    ({"frequency_weight": "count", "by": "site"},
+     r"`frequency_weight=` does not go with `by=` or `clusters=`"),
+    ({"sample_weight": "w", "clusters": "patient"},
+     r"`sample_weight=` does not go with `by=` or `clusters=`"),
+    ({"sample_weight": "w", "method": "bca"},
+     r"call fastkappa.kappa_ci\(\.\.\., sample_weight=\.\.\.\) instead"),
+    ({"ignore_index": "none"}, r"`ignore_index` is the string 'none', but column 'grade'"),
+])
+def test_score_file_refusals(paths, kw, message):
+    from fastkappa.files import score_file
+
+    with pytest.raises(ValueError, match=message):
+        score_file(paths["csv"], true="grade", pred="model_a", **kw)
