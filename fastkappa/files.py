@@ -72,6 +72,9 @@ def score_file(
     nan_policy: str = "raise",
     sep: str | None = None,
     progress: bool = False,
+    sample_weight: str | None = None,
+    frequency_weight: str | None = None,
+    ignore_index: Any = None,
 ):
     """Cohen's kappa of two label columns of a file or Arrow stream, in bounded memory.
 
@@ -109,6 +112,19 @@ def score_file(
         CSV field separator (default: ``,``, or tab for ``.tsv``).
     progress : bool, default False
         Show a progress bar (needs tqdm).
+    sample_weight : str, optional
+        Column of non-negative row weights, read batch by batch into
+        :meth:`fastkappa.CohenKappa.update`. Not with ``by`` or ``clusters``
+        (their tables count rows), nor with ``method`` (a weighted interval
+        needs the rows: call :func:`fastkappa.kappa_ci` on them). Counts
+        belong in ``frequency_weight``.
+    frequency_weight : str, optional
+        Column of whole-number row counts: a row with count c stands for c
+        identical rows, so the result is that of the expanded rows. Not with
+        ``sample_weight``, ``by`` or ``clusters``.
+    ignore_index : scalar, optional
+        Rows where either label equals this value are dropped, as
+        ``ignore_index=`` in :func:`fastkappa.cohen_kappa`.
 
     Returns
     -------
@@ -146,11 +162,20 @@ def score_file(
     >>> table = pa.table({"y": [0, 1, 2, 2], "p": [0, 1, 1, 2]})
     >>> round(fk.files.score_file(table.to_reader(), true="y", pred="p"), 4)
     0.6364
+
+    A table written one row per cell with its count, and a label to skip:
+
+    >>> counts = pa.table({"y": [0, 0, 1, 1, 9], "p": [0, 1, 0, 1, 1], "n": [20, 5, 10, 15, 3]})
+    >>> round(fk.files.score_file(counts, true="y", pred="p", frequency_weight="n",
+    ...                           ignore_index=9), 4)
+    0.4
     """
     res = _score(source, true=true, pred=pred, weights=weights, labels=labels,
                  n_classes=n_classes, by=by, clusters=clusters, method=method,
                  confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                 nan_policy=nan_policy, sep=sep, progress=progress)
+                 nan_policy=nan_policy, sep=sep, progress=progress,
+                 sample_weight=sample_weight, frequency_weight=frequency_weight,
+                 ignore_index=ignore_index)
     if res.by is not None:
         return res.by
     if res.ci is not None:
@@ -168,6 +193,9 @@ class _Spec:
     clusters: str | None = None
     nan_policy: str = "raise"
     progress: bool = False
+    weight: str | None = None  #: column of row weights
+    weight_kind: str = "sample_weight"  #: or "frequency_weight" (the update keyword)
+    ignore_index: Any = None  #: rows where either label equals this are dropped
 
 
 @dataclass
@@ -201,8 +229,15 @@ def _declared(labels, n_classes) -> np.ndarray | None:
 
 def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=None,
            clusters=None, method=None, confidence_level=0.95, n_resamples=10_000,
-           seed=None, nan_policy="raise", sep=None, progress=False) -> FileScore:
-    """:func:`score_file` returning every part (:class:`FileScore`)."""
+           seed=None, nan_policy="raise", sep=None, progress=False, sample_weight=None,
+           frequency_weight=None, ignore_index=None) -> FileScore:
+    """:func:`score_file` returning every part (:class:`FileScore`).
+
+    ``sample_weight`` / ``frequency_weight`` name a column of row weights
+    (one of them; not with ``by`` or ``clusters``, whose tables count rows),
+    passed batch by batch to :meth:`fastkappa.CohenKappa.update`;
+    ``ignore_index`` drops the rows where either label equals it.
+    """
     from .bootstrap import _kappa_ci_iv
     from .streaming import CohenKappa
 
@@ -211,14 +246,27 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     for name, col in (("true", true), ("pred", pred)):
         if not isinstance(col, str):
             raise ValueError(f"`{name}=` names a column (a string); got {col!r}.")
+    if sample_weight is not None and frequency_weight is not None:
+        raise ValueError("pass `sample_weight=` or `frequency_weight=`, not both.")
+    weight = sample_weight if sample_weight is not None else frequency_weight
+    weight_kind = "sample_weight" if sample_weight is not None else "frequency_weight"
+    if weight is not None and (by or clusters):
+        raise ValueError(f"`{weight_kind}=` does not go with `by=` or `clusters=` when "
+                         "scoring a file (their tables count rows); read the columns and "
+                         "call fastkappa.kappa_by_group or fastkappa.kappa_ci instead.")
+    if weight is not None and weight_kind == "sample_weight" and method is not None:
+        raise ValueError("a streamed interval needs unweighted rows; with `sample_weight=` "
+                         "read the columns and call fastkappa.kappa_ci(..., "
+                         "sample_weight=...) instead.")
     if method is not None:  # bad interval options fail before the file is read
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
-    spec = _Spec(true, pred, by, clusters, nan_policy, progress)
+    spec = _Spec(true, pred, by, clusters, nan_policy, progress, weight, weight_kind,
+                 ignore_index)
     src = as_source(source, sep=sep)
-    needed = _unique([true, pred, clusters, by])
+    needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)
-    conv = {c: LabelConverter(c, src.fmt) for c in needed}
+    conv = {c: LabelConverter(c, src.fmt) for c in needed if c != weight}
     state = _ScoreState(spec)
     cells = state.new_counts()
     with _serial_kernels() as n_threads:
@@ -228,7 +276,8 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                               n_threads)
         else:
             with _Counter(acc, n_threads) as counter:
-                for row0, cols in iter_batches(src, needed, progress=progress):
+                types = {weight: "score"} if weight is not None else None
+                for row0, cols in iter_batches(src, needed, types, progress=progress):
                     _score_batch(spec, row0, cols, counter.count, conv, state, cells,
                                  declared, needed)
     if acc.n_rows == 0:
@@ -443,16 +492,22 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
     with ``by`` / ``clusters``, to the per-unit tables ``cells``."""
     values, masks = {}, {}
     for c in needed:
-        values[c], masks[c] = conv[c].convert(cols[c], row0)
+        if c == spec.weight:
+            values[c], masks[c] = score_values(cols[c], c, row0)
+        else:
+            values[c], masks[c] = conv[c].convert(cols[c], row0)
     keep = _missing_rows(masks, row0, spec.nan_policy)
     index = None
     if keep is not None:
         index = np.flatnonzero(keep)
         values = {c: subset(v, index) for c, v in values.items()}
     _check_kinds([spec.true, spec.pred], values, conv, row0, index)
+    if spec.ignore_index is not None:
+        values, index = _drop_ignored(spec, values, index)
     t, p = values[spec.true], values[spec.pred]
+    kw = {} if spec.weight is None else {spec.weight_kind: values[spec.weight]}
     try:
-        count(t, p)
+        count(t, p, **kw)
     except DataError:
         raise
     except ValueError as e:
@@ -460,6 +515,25 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
                                     index) from None
     if cells is not None:
         state.add(spec, values, t, p, cells)
+
+
+def _drop_ignored(spec: _Spec, values: dict, index):
+    """Drop the rows where either label equals ``spec.ignore_index``."""
+    value = spec.ignore_index
+    hit = None
+    for c in (spec.true, spec.pred):
+        col = np.asarray(materialize(values[c]))
+        if col.dtype.kind in "iuf" and isinstance(value, str):
+            raise DataError(f"`ignore_index` is the string {value!r}, but column {c!r} holds "
+                            "numbers; give a number.")
+        m = col == value
+        hit = m if hit is None else (hit | m)
+    if hit is None or not hit.any():
+        return values, index
+    kept = np.flatnonzero(~hit)
+    values = {c: subset(v, kept) for c, v in values.items()}
+    index = kept if index is None else index[kept]
+    return values, index
 
 
 class _Counter:
@@ -488,11 +562,12 @@ class _Counter:
         self.parts += [copy.deepcopy(self.acc) for _ in range(self.n_threads - 1)]
         return self
 
-    def count(self, t, p) -> None:
+    def count(self, t, p, **weight) -> None:
         n = _length(t)
         step = max(1, -(-n // self.n_threads))
         futures = [self.pool.submit(acc.update, subset(t, slice(lo, lo + step)),
-                                    subset(p, slice(lo, lo + step)))
+                                    subset(p, slice(lo, lo + step)),
+                                    **{k: w[lo:lo + step] for k, w in weight.items()})
                    for acc, lo in zip(self.parts, range(0, n, step), strict=False)]
         wait_all(futures)
 
@@ -557,7 +632,7 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
     def work():
         read = src.group_reader()
         mine = copy.deepcopy(acc)
-        conv = {c: LabelConverter(c, src.fmt) for c in needed}
+        conv = {c: LabelConverter(c, src.fmt) for c in needed if c != spec.weight}
         while (i := todo.take()) is not None:
             try:
                 row0, members = units[i]

@@ -26,8 +26,8 @@ _CLI_NAMES = (
     ("`n_resamples`", "--n-resamples"), ("`confidence_level`", "--confidence-level"),
     ("`seed`", "--seed"), ("`method`", "--method"), ("`weights`", "--weights"),
     ("`clusters`", "--clusters"), ("`groups`", "--by"),
-    (", or mark rows to drop with `ignore_index=`", ""),
-    (" or mark rows to drop with `ignore_index=`", ""),
+    ("`ignore_index=`", "--ignore-index"), ("`ignore_index`", "--ignore-index"),
+    ("`frequency_weight`", "--frequency-weight"), ("`sample_weight`", "--sample-weight"),
 )
 
 

@@ -101,7 +101,7 @@ def _save_figure(fig, path: str) -> str:
 
 
 def _score_figure(confusion: np.ndarray, labels: Sequence, weights, names: tuple[str, str],
-                  ci=None, by=None):
+                  ci=None, by=None, normalize=None):
     """Confusion heatmap; below it the bootstrap distribution (``ci``), the groups (``by``)."""
     from .. import plot as fkplot
 
@@ -116,7 +116,7 @@ def _score_figure(confusion: np.ndarray, labels: Sequence, weights, names: tuple
         widths.append(None)
     fig, axes = _figure(heights, width=max(8.0, side + 1.6), widths=widths)
     fkplot.confusion_matrix(confusion=confusion, labels=list(labels), weights=weights,
-                            names=names, ax=axes[0])
+                            names=names, ax=axes[0], normalize=normalize)
     if ci is not None:
         fkplot.bootstrap_distribution(ci, ax=axes[1])
     if by is not None:

@@ -89,6 +89,14 @@ def _label_list(text: str) -> list:
     return values
 
 
+def _label_value(text: str):
+    """One class label: an integer when it reads as one, else the string."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fastkappa`` command.
 
@@ -117,6 +125,17 @@ def make_parser() -> argparse.ArgumentParser:
                            help="CSV field separator (default: , or tab for .tsv)")
     file_opts.add_argument("--nan-policy", choices=("raise", "omit"), default="raise",
                            help="rows with a missing value: error (default) or drop")
+
+    rows = argparse.ArgumentParser(add_help=False)
+    rows.add_argument("--ignore-index", type=_label_value, metavar="VALUE",
+                      help="drop the rows where either label equals VALUE (as ignore_index=)")
+    row_weights = argparse.ArgumentParser(add_help=False)
+    wgt = row_weights.add_mutually_exclusive_group()
+    wgt.add_argument("--sample-weight", metavar="COL",
+                     help="column of row weights (as sample_weight=)")
+    wgt.add_argument("--frequency-weight", metavar="COL",
+                     help="column of whole-number row counts: a row stands for that many "
+                          "rows (as frequency_weight=)")
 
     classes = argparse.ArgumentParser(add_help=False)
     grp = classes.add_mutually_exclusive_group()
@@ -181,7 +200,7 @@ def make_parser() -> argparse.ArgumentParser:
     warm.set_defaults(func=cmd_warmup.run)
 
     score = sub.add_parser(
-        "score", parents=[file_opts, classes, interval, common],
+        "score", parents=[file_opts, rows, row_weights, classes, interval, common],
         help="kappa of two label columns, streamed in constant memory",
         description="Kappa between two label columns of a file, read in batches.")
     score.add_argument("--pred", required=True, metavar="COL", help="column of predictions")
@@ -198,10 +217,16 @@ def make_parser() -> argparse.ArgumentParser:
     score.add_argument("--plot", metavar="PATH",
                        help="also save a figure (.png, .svg or .pdf): the confusion matrix, "
                             "the bootstrap distribution with --ci, the groups with --by")
+    score.add_argument("--normalize", choices=("true", "pred", "all"),
+                       help="with --plot: show the confusion matrix as shares of each true "
+                            "class (true), predicted class (pred) or the total (all)")
+    score.add_argument("--class-names", type=_label_list, metavar="A,B,...",
+                       help="with --plot: names of the classes on the confusion matrix's "
+                            "axes, in class order")
     score.set_defaults(func=cmd_score.run)
 
     compare = sub.add_parser(
-        "compare", parents=[file_opts, classes, interval, common],
+        "compare", parents=[file_opts, rows, row_weights, classes, interval, common],
         help="paired comparison of several prediction columns",
         description="Kappa of each prediction column and paired differences, resampled "
                     "jointly.")
@@ -229,7 +254,7 @@ def make_parser() -> argparse.ArgumentParser:
             action.required = False
             action.help = "column of reference labels (required unless --apply)"
     thresholds = sub.add_parser(
-        "thresholds", parents=[thresholds_file, classes, common],
+        "thresholds", parents=[thresholds_file, row_weights, classes, common],
         help="cut points that maximise QWK for a continuous score, or apply known ones",
         description="Exact optimal cut points turning a continuous score into classes; "
                     "with --apply, the classes of each row under known cut points.")

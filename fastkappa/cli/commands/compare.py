@@ -46,7 +46,8 @@ def run(args) -> Output:
                    seed=_draw_seed(args, method), clusters=args.clusters,
                    p_adjust=None if args.p_adjust == "none" else args.p_adjust,
                    plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
-                   progress=_progress(args))
+                   progress=_progress(args), ignore_index=args.ignore_index,
+                   sample_weight=args.sample_weight, frequency_weight=args.frequency_weight)
 
 
 def compare(file: str, *, true: str, pred: list[str], reference: str | None = None,
@@ -54,28 +55,38 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
             method: str = "bca", confidence_level: float = 0.95, n_resamples: int = 10_000,
             seed: int | None = None, clusters: str | None = None,
             p_adjust: str | None = None, plot: str | None = None, sep: str | None = None,
-            nan_policy: str = "raise", progress: bool = False) -> Output:
+            nan_policy: str = "raise", progress: bool = False, ignore_index=None,
+            sample_weight: str | None = None, frequency_weight: str | None = None) -> Output:
     """Read the columns, run :func:`fastkappa.compare` and lay out the result."""
     plot = _check_plot_path(plot) if plot else None
     class_kw = class_keywords(labels, n_classes)
     src = open_source(file, sep=sep)
     label_cols = _unique([true, *pred])
-    cols = _read_file_columns(src, label_cols, extra_cols=_unique([clusters]),
-                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
+    weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
+    weight = {k: v for k, v in weight.items() if v is not None}
+    cols = _read_file_columns(src, label_cols, score_cols=list(weight.values()),
+                              extra_cols=_unique([clusters]),
+                              # the ignored label may lie outside the declared classes:
+                              # then fastkappa.compare checks the classes, after dropping
+                              declared=(_declared(labels, n_classes) if ignore_index is None
+                                        else None), nan_policy=nan_policy,
                               progress=progress)
     preds = {name: cols[name] for name in pred}
     comp = compare_models(
         cols[true], preds, weights=weights, method=method,
         confidence_level=confidence_level, n_resamples=n_resamples,
         seed=seed, clusters=cols[clusters] if clusters else None,
-        reference=reference, p_adjust=p_adjust, **class_kw)
-    n = len(cols[true])
+        reference=reference, p_adjust=p_adjust, ignore_index=ignore_index,
+        **{k: cols[v] for k, v in weight.items()}, **class_kw)
+    n = comp.n  # the rows scored (after --ignore-index; counted rows expanded)
     data = {
         "command": "compare",
         **provenance(weights, method, confidence_level, n_resamples, seed),
         "p_adjust": p_adjust,
         "file": src.name, "y_true": true, "n_rows": n,
         "clusters": clusters,
+        "ignore_index": ignore_index, "sample_weight": sample_weight,
+        "frequency_weight": frequency_weight,
         "models": {name: _ci_dict(res) for name, res in comp.models.items()},
         "pairs": [_pair_dict(pr, method) for pr in comp.pairs],
     }
@@ -94,7 +105,11 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
     lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
              f"{true!r}, {_METHOD_NAMES[method]} intervals"
              + (f" ({note})" if note else "")
-             + (f", clusters {clusters!r}" if clusters else "")]
+             + (f", clusters {clusters!r}" if clusters else "")
+             + (f", rows weighted by {sample_weight!r}" if sample_weight else "")
+             + (f", rows counted {frequency_weight!r} times" if frequency_weight else "")
+             + (f", rows labelled {ignore_index!r} dropped" if ignore_index is not None
+                else "")]
     width = max(len(_shown(m)) for m in comp.models)
     for name, res in comp.models.items():
         lines.append(f"  {_shown(name).ljust(width)}  {_ci_text(res)}")

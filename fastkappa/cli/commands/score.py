@@ -35,7 +35,9 @@ def run(args) -> Output:
                  confidence_level=args.confidence_level, n_resamples=args.n_resamples,
                  seed=_draw_seed(args, method), clusters=args.clusters, by=args.by,
                  plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
-                 progress=_progress(args))
+                 progress=_progress(args), ignore_index=args.ignore_index,
+                 sample_weight=args.sample_weight, frequency_weight=args.frequency_weight,
+                 normalize=args.normalize, class_names=args.class_names)
 
 
 def score(file: str, *, true: str, pred: str, weights: str | None = None, labels=None,
@@ -43,8 +45,24 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
           confidence_level: float = 0.95, n_resamples: int = 10_000,
           seed: int | None = None, clusters: str | None = None, by: str | None = None,
           plot: str | None = None, sep: str | None = None, nan_policy: str = "raise",
-          progress: bool = False) -> Output:
+          progress: bool = False, ignore_index=None, sample_weight: str | None = None,
+          frequency_weight: str | None = None, normalize: str | None = None,
+          class_names: list | None = None) -> Output:
     """Score ``file`` with :func:`fastkappa.files.score_file` and lay out the result."""
+    weight_flag = ("--sample-weight" if sample_weight is not None
+                   else "--frequency-weight" if frequency_weight is not None else None)
+    if weight_flag is not None and (by or clusters):
+        raise UsageError(f"{weight_flag} does not go with {'--by' if by else '--clusters'} "
+                         "in `fastkappa score` (its per-group and per-cluster tables count "
+                         "rows); drop one of them, or score in Python with "
+                         "fastkappa.kappa_by_group / fastkappa.kappa_ci.")
+    if sample_weight is not None and method is not None:
+        raise UsageError("--sample-weight with --method: a streamed interval needs "
+                         "unweighted rows or whole-number counts; give counts with "
+                         "--frequency-weight, or read the columns in Python and call "
+                         "fastkappa.kappa_ci(..., sample_weight=...).")
+    if (normalize is not None or class_names is not None) and plot is None:
+        raise UsageError("--normalize and --class-names shape the figure; add --plot PATH.")
     plot = _check_plot_path(plot) if plot else None
     class_kw = class_keywords(labels, n_classes)
     try:  # a bad class declaration is the command line's fault: exit 2
@@ -54,25 +72,35 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
     res = files._score(file, true=true, pred=pred, weights=weights, **class_kw, by=by,
                        clusters=clusters, method=method, confidence_level=confidence_level,
                        n_resamples=n_resamples, seed=seed, nan_policy=nan_policy, sep=sep,
-                       progress=progress)
+                       progress=progress, ignore_index=ignore_index,
+                       sample_weight=sample_weight, frequency_weight=frequency_weight)
     acc, ci, groups = res.accumulator, res.ci, res.by
     out = _score_output(res.name, acc, res.kappa, ci, groups, true=true, pred=pred,
                         weights=weights, by_col=by, clusters=clusters, method=method,
                         confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, ignore_index=ignore_index, sample_weight=sample_weight,
+                        frequency_weight=frequency_weight)
     if plot is None:
         return out
     if groups is not None and len(groups.groups) > MAX_PLOTTED_GROUPS:
         out.text += (f"\n(the figure leaves out the {len(groups.groups):,} groups of "
                      f"{by!r}: a forest plot shows at most {MAX_PLOTTED_GROUPS})")
         groups = None
-    fig = _score_figure(acc.confusion, acc.labels.tolist(), weights, (true, pred),
-                        ci=ci, by=groups)
+    shown = acc.labels.tolist()
+    if class_names is not None:
+        if len(class_names) != len(shown):
+            raise UsageError(f"--class-names gives {len(class_names)} names, but the data "
+                             f"hold {len(shown)} classes {shown[:20]}; give one name per "
+                             "class, in class order.")
+        shown = list(class_names)
+    fig = _score_figure(acc.confusion, shown, weights, (true, pred), ci=ci, by=groups,
+                        normalize=normalize)
     return _add_plot(out, plot, fig)
 
 
 def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clusters,
-                  method, confidence_level, n_resamples, seed) -> Output:
+                  method, confidence_level, n_resamples, seed, ignore_index=None,
+                  sample_weight=None, frequency_weight=None) -> Output:
     labels = acc.labels
     group_results = [] if by is None else [
         (key, int(by.n[i]), float(by.kappa[i]),
@@ -90,6 +118,9 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
         "ci": _ci_dict(ci) if ci is not None else None,
         "clusters": clusters,
         "confusion": acc.confusion,
+        "ignore_index": ignore_index,
+        "sample_weight": sample_weight,
+        "frequency_weight": frequency_weight,
     }
     if by_col:
         data["by"] = by_col
@@ -113,7 +144,11 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
              for key, n, k, c in group_results]
     lines = [f"{name}: {acc.n_rows:,} rows, {len(labels)} classes {labels.tolist()[:20]}"
              f"{' ...' if len(labels) > 20 else ''}",
-             f"{_WEIGHT_NAMES[weights]} kappa of {pred!r} against {true!r}"]
+             f"{_WEIGHT_NAMES[weights]} kappa of {pred!r} against {true!r}"
+             + (f", rows weighted by {sample_weight!r}" if sample_weight else "")
+             + (f", rows counted {frequency_weight!r} times" if frequency_weight else "")
+             + (f", rows labelled {ignore_index!r} dropped" if ignore_index is not None
+                else "")]
     lines.append(_ci_text(ci) if ci is not None else f"kappa = {_fmt(kappa)}")
     note = _resampling_note(method, n_resamples, seed)
     if ci is not None and (note or clusters):

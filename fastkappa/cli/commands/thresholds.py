@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from ..._io import DataError, open_source
-from ...files import _declared
+from ...files import _declared, _unique
 from ...files import _read_columns as _read_file_columns
 from ...thresholds import ThresholdOptimizer, Thresholds, apply_thresholds
 from .._common import UsageError, _class_kw, _progress, _weights, class_keywords
@@ -34,25 +34,29 @@ def run(args) -> Output:
     return tune(args.file, true=args.true, score=args.score, weights=_weights(args),
                 **_class_kw(args), cv=args.cv, seed=args.seed, groups=args.groups,
                 plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
-                progress=_progress(args))
+                progress=_progress(args), sample_weight=args.sample_weight,
+                frequency_weight=args.frequency_weight)
 
 
 def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
          labels=None, n_classes: int | None = None, cv: int | None = None,
          seed: int | None = None, groups: str | None = None, plot: str | None = None,
-         sep: str | None = None, nan_policy: str = "raise", progress: bool = False
-         ) -> Output:
+         sep: str | None = None, nan_policy: str = "raise", progress: bool = False,
+         sample_weight: str | None = None, frequency_weight: str | None = None) -> Output:
     """Fit :class:`fastkappa.ThresholdOptimizer` on two columns and lay out the cut points."""
     plot = _check_plot_path(plot) if plot else None
     src = open_source(file, sep=sep)
-    cols = _read_file_columns(src, [true], score_cols=[score],
+    weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
+    weight = {k: v for k, v in weight.items() if v is not None}
+    cols = _read_file_columns(src, [true], score_cols=_unique([score, *weight.values()]),
                               extra_cols=[groups] if groups else [],
                               declared=_declared(labels, n_classes), nan_policy=nan_policy,
                               progress=progress)
     opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed,
                              **class_keywords(labels, n_classes))
     opt.fit(cols[true], cols[score],
-            groups=cols[groups] if groups else None)
+            groups=cols[groups] if groups else None,
+            **{k: cols[v] for k, v in weight.items()})
     th = np.asarray(opt.thresholds_, dtype=np.float64)
     classes = opt.classes_.tolist()
     cv_qwk = getattr(opt, "cv_qwk_", None) if cv else None
@@ -63,7 +67,8 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
             "score": score, "n_rows": n,
             "weights": weights,
             "thresholds": th, "labels": classes, "kappa": kappa,
-            "cv": cv, "groups": groups, "cv_kappa": cv_kappa}
+            "cv": cv, "groups": groups, "cv_kappa": cv_kappa,
+            "sample_weight": sample_weight, "frequency_weight": frequency_weight}
     # one row per cut point; the kappas repeat on each row so the CSV keeps them
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
              "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
@@ -110,7 +115,8 @@ def _read_cuts(text: str) -> tuple[list[float], list | None]:
 def _apply_from_args(args) -> Output:
     """``thresholds --apply``: the cut points checked here (a usage error exits 2)."""
     for flag, value in (("--true", args.true), ("--cv", args.cv), ("--groups", args.groups),
-                        ("--plot", args.plot)):
+                        ("--plot", args.plot), ("--sample-weight", args.sample_weight),
+                        ("--frequency-weight", args.frequency_weight)):
         if value is not None:
             raise UsageError(
                 f"{flag} does not go with --apply, which only cuts --score into classes "
