@@ -39,7 +39,7 @@ from .thresholds import (
     optimize_thresholds,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Agreement",

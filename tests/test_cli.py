@@ -1179,7 +1179,10 @@ def test_main_score_clusters_memory_bounded(tmp_path):
     c = rng.integers(0, 50_000, n, dtype=np.int32)
     big, small = tmp_path / "big.parquet", tmp_path / "small.parquet"
     pq.write_table(pa.table({"t": t, "p": p, "c": c}), big, row_group_size=1 << 20)
-    pq.write_table(pa.table({"t": t[:3_000_000], "p": p[:3_000_000], "c": c[:3_000_000]}),
+    # the warm-up reads enough row groups (10 of 20) for the parallel reader and the
+    # 50,000 cluster tables to reach their steady size; rows kept would add ~2 GB
+    warm = 10_000_000
+    pq.write_table(pa.table({"t": t[:warm], "p": p[:warm], "c": c[:warm]}),
                    small, row_group_size=1 << 20)
     del t, p, c
     proc = subprocess.run([sys.executable, "-c", CLUSTER_MEMORY_SCRIPT, str(big), str(small)],

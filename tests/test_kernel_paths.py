@@ -234,3 +234,65 @@ def test_threshold_search_with_ties_across_classes_and_zero_weights(seed):
     got = naive.kappa_ref(t, np.searchsorted(np.asarray(cuts), s, side="right"), k,
                           "quadratic", sw)
     assert got == pytest.approx(best, abs=1e-9)
+
+
+# ------------------------------------------------- many classes, compare's row path
+
+
+def _sparse_case(rng, kind):
+    k = 18
+    if kind == "poisson":  # many occupied cells: Poisson draws topped up to N
+        t = rng.integers(0, k, 400)
+        p = np.clip(t + rng.integers(-2, 3, 400), 0, k - 1)
+    else:  # few occupied cells next to sqrt(N): one binomial per cell
+        pairs = np.array([(0, 0), (5, 5), (10, 10), (17, 16), (3, 3)])
+        rows = pairs[rng.integers(0, len(pairs), 400)]
+        t, p = rows[:, 0], rows[:, 1]
+    return k, t, p
+
+
+@pytest.mark.parametrize("kind", ["poisson", "binomial"])
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic", "matrix"])
+def test_many_class_paths_give_the_estimate_and_ordered_bounds(rng, twin, kind, weights):
+    k, t, p = _sparse_case(rng, kind)
+    w = (np.abs(np.subtract.outer(np.arange(k), np.arange(k))) ** 1.5
+         if weights == "matrix" else weights)
+    want = naive.kappa_ref(t, p, k, w)
+    for method in ("bca", "percentile"):
+        res = fk.kappa_ci(t, p, weights=w, n_classes=k, method=method, n_resamples=30,
+                          seed=0)
+        assert res.estimate == pytest.approx(want, rel=1e-12)
+        assert res.low <= res.estimate <= res.high
+        assert np.all(np.isfinite(res.distribution))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compare_row_table_path_gives_each_model_its_kappa(rng, twin, weighted):
+    t = rng.integers(0, 3, 300)
+    models = {f"m{i}": np.where(rng.random(300) < 0.6, t, rng.integers(0, 3, 300))
+              for i in range(3)}
+    sw = rng.random(300) if weighted else None
+    res = fk.compare(t, models, weights="quadratic", n_resamples=30, seed=0,
+                     sample_weight=sw)
+    for name, pred in models.items():
+        want = naive.kappa_ref(t, pred, 3, "quadratic", sw)
+        assert res.models[name].estimate == pytest.approx(want, rel=1e-12)
+        assert res.models[name].low <= want <= res.models[name].high
+    assert len(res.pairs) == 3
+
+
+def test_block_generator_draws_have_their_moments():
+    """The block generator's binomial (inversion and BTRS) and Poisson-topped-up
+    multinomial draws: means within 5 standard errors, totals exact."""
+    from fastkappa._kernels import resampling as kern
+
+    for n, p in ((20, 0.3), (10**6, 2e-4)):  # small mean: inversion; else BTRS
+        draws = np.asarray(kern._binomial_draws(n, p, 400, 3), dtype=np.float64)
+        se = np.sqrt(n * p * (1 - p) / len(draws))
+        assert abs(draws.mean() - n * p) < 5 * se
+        assert draws.min() >= 0 and draws.max() <= n
+    counts = np.array([50, 3, 1, 20, 7])
+    multi = kern._poisson_multinomial_draws(counts, 200, 4)
+    assert np.all(multi.sum(axis=1) == counts.sum())
+    share = multi.mean(axis=0) / counts.sum()
+    np.testing.assert_allclose(share, counts / counts.sum(), atol=0.05)
