@@ -123,6 +123,24 @@ def _joint_cells(t_idx: np.ndarray, p_idx: np.ndarray, k: int):
 # --------------------------------------------------------------------------- public
 
 
+def _models_of(predictions) -> Mapping:
+    """``predictions`` as a mapping of model name -> predictions: a mapping as it
+    is, a pandas or polars DataFrame as its columns."""
+    if isinstance(predictions, Mapping):
+        return predictions
+    columns = getattr(predictions, "columns", None)
+    if columns is not None and type(predictions).__module__.split(".")[0] in (
+            "pandas", "polars"):
+        names = list(columns)
+        if len(set(names)) != len(names):
+            raise ValueError("the DataFrame of predictions repeats a column name; give each "
+                             "model its own column.")
+        return {nm if isinstance(nm, str) else str(nm): predictions[nm] for nm in names}
+    raise ValueError("`predictions` must be a dict of model name -> predictions, e.g. "
+                     "{'model_a': y_a, 'model_b': y_b}, or a DataFrame with one column "
+                     "per model.")
+
+
 def compare(
     y_true: ArrayLike,
     predictions: Mapping[str, ArrayLike],
@@ -157,9 +175,10 @@ def compare(
     ----------
     y_true : array_like of shape (n,)
         Reference labels.
-    predictions : mapping of str to array_like
+    predictions : mapping of str to array_like, or a DataFrame
         At least two models: name -> predictions (labels, (n, K) scores, or
-        1-D scores with ``thresholds``).
+        1-D scores with ``thresholds``), or a pandas / polars DataFrame whose
+        columns are the models (one column of labels or scores each).
     weights : None, 'linear', 'quadratic' or (K, K) array
         Disagreement weights.
     method : {'bca', 'percentile', 'basic', 'asymptotic'}, default 'bca'
@@ -235,9 +254,7 @@ def compare(
     True
     """
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
-    if not isinstance(predictions, Mapping):
-        raise ValueError("`predictions` must be a dict of model name -> predictions, e.g. "
-                         "{'model_a': y_a, 'model_b': y_b}.")
+    predictions = _models_of(predictions)
     names = list(predictions)
     if len(names) < 2:
         raise ValueError(f"compare() needs at least two models; got {len(names)}. Use "

@@ -325,3 +325,23 @@ def test_compare_fifty_models_against_a_reference():
     assert best.difference > 0 and best.p_adjusted < 0.05
     asym = fk.compare(y, preds, weights="quadratic", method="asymptotic")
     assert len(asym.pairs) == 50 * 49 // 2
+
+
+def test_compare_takes_a_dataframe_of_predictions():
+    """A pandas or polars DataFrame (columns = models) gives the dict's numbers."""
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, 5, 400)
+    cols = {"a": np.clip(t + rng.integers(-1, 2, 400), 0, 4), "b": rng.integers(0, 5, 400)}
+    want = fk.compare(t, cols, weights="quadratic", n_resamples=300, seed=1)
+    for frame in (pd.DataFrame(cols), pl.DataFrame(cols)):
+        got = fk.compare(t, frame, weights="quadratic", n_resamples=300, seed=1)
+        assert list(got.models) == ["a", "b"]
+        for name in cols:
+            assert got.models[name].estimate == want.models[name].estimate
+            assert (got.models[name].low, got.models[name].high) == (
+                want.models[name].low, want.models[name].high)
+        assert got.pairs[0].p_value == want.pairs[0].p_value
+    with pytest.raises(ValueError, match="one column per model"):
+        fk.compare(t, [cols["a"], cols["b"]])
