@@ -63,7 +63,8 @@ def test_wide_file_matches_in_memory(panel, tmp_path, fmt):
     got = fkf.agreement_file(str(path), wide=["r1", "r2", "r3", "r4"], method="bca",
                              n_resamples=300, seed=1)
     _same(got, want)
-    assert [(r.low, r.high) for r in got] == pytest.approx([(r.low, r.high) for r in want])
+    assert [v for r in got for v in (r.low, r.high)] == pytest.approx(
+        [v for r in want for v in (r.low, r.high)])
 
 
 def test_string_labels_with_declared_order(tmp_path):
