@@ -848,3 +848,20 @@ def test_compare_rejects_names_equal_up_to_whitespace():
 def test_exact_fraction_oracle_agrees_on_a_hand_table():
     """The oracle itself: kappa of [[2, 1], [1, 2]] is 1/3."""
     assert kappa_from_table([[2, 1], [1, 2]]) == Fraction(1, 3)
+
+
+def test_kappa_without_a_table_keeps_its_digits_with_tiny_weights():
+    """Found by hypothesis: one row of weight 5e-324 (a subnormal) under a custom
+    matrix on 700 classes gave 0.0161 without a table (products of subnormals lose
+    digits) and 0.0 with one. The weights are rescaled first, as kappa allows."""
+    k = 700
+    wmat = np.abs(np.subtract.outer(np.arange(k), np.arange(k))) ** 1.5
+    for scale in (5e-324, 1e-310, 1e300):
+        kw = {"n_classes": k, "weights": wmat, "sample_weight": np.array([scale, 2 * scale])}
+        t, p = np.array([0, 3]), np.array([5, 3])
+        table = fk.confusion_matrix(t, p, n_classes=k, sample_weight=kw["sample_weight"])
+        want = fk.kappa_from_confusion(table, wmat)
+        assert fk.cohen_kappa(t, p, **kw) == pytest.approx(want, rel=1e-12, abs=1e-12)
+        assert fk.cohen_kappa(t, p, **kw) == pytest.approx(
+            fk.cohen_kappa(t, p, n_classes=k, weights=wmat, sample_weight=[1.0, 2.0]),
+            rel=1e-12, abs=1e-12)
