@@ -1,0 +1,282 @@
+"""The exact threshold search behind :func:`fastkappa.optimize_thresholds`.
+
+Regression-style models output continuous scores; kappa needs classes.
+:func:`optimize_thresholds` finds the increasing cut points that maximise
+kappa between ``y_true`` and ``apply_thresholds(scores, cuts)``, exactly.
+
+How: with ``y_true`` fixed, ``sum(w * O)`` and ``sum(w * E)`` are both sums
+over rows of a term that depends only on the row's predicted class, so kappa
+is ``1 - A / B`` with ``A`` and ``B`` sums over the sorted scores.  Dinkelbach
+iterations minimise the ratio, each one a dynamic programme over the sorted
+distinct scores (ties kept together) in ``O(D K)``.  Scores are sorted once,
+per y_true class, and reused.  The search visits every monotone assignment of
+the distinct scores to the classes implicitly, so the result is the global
+optimum, not a local one, and it does not depend on a starting point.
+
+Conventions (documented on the public functions too):
+
+- class index = number of cut points ``<= score``
+  (``np.searchsorted(cuts, score, side="right")``);
+- a cut point between two adjacent distinct scores ``a < b`` sits midway,
+  ``(a + b) / 2``;
+- classes may end up empty when that scores higher.  The ``m`` cut points
+  falling into one gap ``(a, b)`` sit at ``a + (b - a) * i / (m + 1)``,
+  ``i = 1..m`` (evenly spread, so cut points are always strictly
+  increasing).  Cut points of empty classes below the lowest (above the
+  highest) score are spread the same way over one mean gap below (above)
+  it, so a single one sits half a mean gap away; the mean gap is
+  ``(max - min) / (D - 1)`` over the ``D`` distinct scores (1 when all
+  scores are equal);
+- which of several assignments with the same kappa is returned depends on
+  the data only (deterministic; ties in the programme go to the lower
+  class).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _weights
+from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._shapes import flatten_labels
+from ._threshold_cuts import _numeric_iv
+from ._validation import encode_pair, expand_frequency
+
+#: most Dinkelbach steps (each a dynamic programme); a handful suffice in practice
+MAX_ITER = 100
+#: positions per cut point in ``ThresholdOptimizer.curve_``
+CURVE_POINTS = 256
+
+
+def _kernels():
+    from ._kernels import thresholds
+
+    return thresholds
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _length(col) -> int:
+    return len(col.codes) if isinstance(col, CodesColumn) else len(col.values)
+
+
+@dataclass
+class _Problem:
+    """Validated ``(y_true, scores)``: class indices, scores, weights."""
+
+    classes: np.ndarray
+    w: np.ndarray
+    weights_spec: Any
+    t: np.ndarray  # int16/int32 class index per row
+    scores: np.ndarray  # float64
+    sw: np.ndarray | None
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+def _expand_counted(y_true, scores, sample_weight, frequency_weight, groups=None):
+    """``(y_true, scores, groups)`` with each row repeated by its ``frequency_weight``
+    count (unchanged without one): the result is that of the expanded rows."""
+    if frequency_weight is None:
+        return y_true, scores, groups
+    y_true, scores, frequency_weight, groups = flatten_labels(
+        y_true, scores, names=("y_true", "scores"), frequency_weight=frequency_weight,
+        groups=groups)
+    rows = expand_frequency(frequency_weight, sample_weight,
+                            {"y_true": y_true, "scores": scores, "groups": groups})
+    return rows["y_true"], rows["scores"], rows["groups"]
+
+
+def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight) -> _Problem:
+    y_true, scores, sample_weight = flatten_labels(
+        y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
+    tcol = as_column(y_true, "y_true")
+    if isinstance(tcol, FloatColumn) and np.isnan(tcol.values).any():
+        n_nan = int(np.isnan(tcol.values).sum())
+        raise ValueError(f"`y_true` holds NaN in {n_nan} rows; every row needs a class "
+                         "(drop those rows first).")
+    if isinstance(tcol, CodesColumn) and (tcol.codes < 0).any():
+        n_nan = int((tcol.codes < 0).sum())
+        raise ValueError(f"`y_true` holds missing values (NaN/None) in {n_nan} rows; every "
+                         "row needs a class (drop those rows first).")
+    if (isinstance(tcol, CodesColumn) and tcol.kind == "str" and not tcol.ordered
+            and labels is None and n_classes is None):
+        raise ValueError(
+            "cut points map increasing scores to classes in scale order, but `y_true` "
+            "holds strings with no declared order; pass `labels=[...]` in scale order "
+            "(or use an ordered pandas Categorical).")
+    s = _numeric_iv(scores, "scores", "continuous scores")
+    n = _length(tcol) if not isinstance(tcol, MatrixColumn) else tcol.values.shape[0]
+    if n != len(s):
+        raise ValueError(
+            f"`y_true` and `scores` must have the same length; got {n} and {len(s)}.")
+    if n == 0:
+        raise ValueError("`y_true` and `scores` are empty; thresholds need at least one row.")
+    enc = encode_pair(tcol, tcol, labels=labels, n_classes=n_classes,
+                      sample_weight=sample_weight, weights=weights,
+                      names=("y_true", "y_true"))
+    t, _, sw = enc.indices()
+    return _Problem(classes=enc.classes, w=enc.weights, weights_spec=weights, t=t, scores=s,
+                    sw=sw)
+
+
+# --------------------------------------------------------------------------- solving
+
+
+@dataclass
+class _Prepared:
+    """Scores partitioned by y_true class, sorted within each class."""
+
+    s_part: np.ndarray
+    offsets: np.ndarray
+    sw_part: np.ndarray  # empty when unweighted
+    perm: np.ndarray  # input row of each position of s_part
+
+
+def _prepare(prob: _Problem, *, need_perm: bool) -> _Prepared:
+    kern = _kernels()
+    k = prob.n_classes
+    s_part, perm, offsets = kern._partition_by_class(prob.t, prob.scores, k)
+    if prob.sw is None and not need_perm:
+        for i in range(k):
+            s_part[offsets[i]:offsets[i + 1]].sort()
+        sw_part = np.empty(0, dtype=np.float64)
+    else:
+        for i in range(k):
+            a, b = offsets[i], offsets[i + 1]
+            o = np.argsort(s_part[a:b])
+            s_part[a:b] = s_part[a:b][o]
+            perm[a:b] = perm[a:b][o]
+        sw_part = (np.empty(0, dtype=np.float64) if prob.sw is None
+                   else np.ascontiguousarray(prob.sw[perm]))
+    return _Prepared(s_part=s_part, offsets=offsets, sw_part=sw_part, perm=perm)
+
+
+@dataclass
+class _Solution:
+    thresholds: np.ndarray
+    observed: float  # A = sum(w * O)
+    expected: float  # B = sum(w * E)
+    n_iter: int
+    v: np.ndarray
+
+
+_NO_MASK = np.empty(0, dtype=np.uint8)
+
+
+def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
+           where: str = "") -> _Solution:
+    kern = _kernels()
+    k = prob.n_classes
+    g, h, lo, hi, r, n_distinct = kern._merge_blocks(
+        prep.s_part, prep.offsets, prep.sw_part, _NO_MASK if keep is None else keep, prob.w)
+    present = np.flatnonzero(r > 0)
+    if len(present) < 2:
+        what = (f"a single class with positive weight ({prob.classes[present].tolist()[0]!r})"
+                if len(present) else "no row with positive weight")
+        raise ValueError(
+            f"`y_true`{where} holds {what}; kappa is 0 or undefined for every choice of "
+            "cut points, so there is nothing to optimise. Thresholds need at least two "
+            "classes in `y_true`.")
+    v = (r @ prob.w) / r.sum()
+    x0 = kern._quantile_start(h, r)
+    assign = np.empty(len(h), dtype=np.int16)
+    a, b, n_iter = kern._dinkelbach(g, h, v, x0, MAX_ITER, assign)
+    starts = np.searchsorted(assign, np.arange(1, k), side="left")
+    cuts = _place_cuts(starts, lo, hi, n_distinct)
+    return _Solution(thresholds=cuts, observed=float(a), expected=float(b),
+                     n_iter=int(n_iter), v=v)
+
+
+def _place_cuts(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                n_distinct: int) -> np.ndarray:
+    """Cut points from the first block of each class ``>= j`` (see module doc)."""
+    nb = len(lo)
+    n_cuts = len(starts)
+    u0, u1 = float(lo[0]), float(hi[-1])
+    scale = max(abs(u0), abs(u1))
+    step = (u1 - u0) / (n_distinct - 1) if n_distinct > 1 else 1.0
+    step = max(step, scale * 2.0**-40)  # never absorbed by the scores' magnitude
+    if not np.isfinite(step):
+        step = scale
+    cuts = np.empty(n_cuts, dtype=np.float64)
+    j = 0
+    while j < n_cuts:
+        b = int(starts[j])
+        m = 1
+        while j + m < n_cuts and starts[j + m] == b:
+            m += 1
+        if b == 0:
+            a, c = u0 - step, u0  # cuts <= the lowest score: empty classes below
+        elif b == nb:
+            a, c = u1, u1 + step  # cuts > the highest score: empty classes above
+        else:
+            a, c = float(hi[b - 1]), float(lo[b])
+        for i in range(m):
+            f = (i + 1) / (m + 1)
+            x = a * (1.0 - f) + c * f
+            if b > 0 and x <= a:
+                x = np.nextafter(a, np.inf)
+            if b < nb and x > c:
+                x = c
+            cuts[j + i] = x
+        j += m
+    for i in range(1, n_cuts):
+        if cuts[i] <= cuts[i - 1]:
+            cuts[i] = np.nextafter(cuts[i - 1], np.inf)
+    return cuts
+
+
+def _kappa_of(t: np.ndarray, p: np.ndarray, w: np.ndarray, sw: np.ndarray | None) -> float:
+    k = w.shape[0]
+    flat = np.bincount(t.astype(np.int64) * k + p, weights=sw, minlength=k * k)
+    terms = _weights.kappa_terms(flat.reshape(k, k), w)
+    return _weights.finish_kappa(*terms, stacklevel=4)
+
+
+def _curve(prep: _Prepared, prob: _Problem, sol: _Solution) -> dict:
+    """Kappa as each cut point moves between its neighbours (see curve_)."""
+    k = prob.n_classes
+    cuts = sol.thresholds
+    segs = [prep.s_part[prep.offsets[i]:prep.offsets[i + 1]] for i in range(k)]
+    if len(prep.sw_part):
+        cws = [np.concatenate(([0.0], np.cumsum(prep.sw_part[prep.offsets[i]:
+                                                             prep.offsets[i + 1]])))
+               for i in range(k)]
+    else:
+        cws = None
+    smin = min(seg[0] for seg in segs if len(seg))
+    smax = max(seg[-1] for seg in segs if len(seg))
+
+    def below(x: np.ndarray) -> np.ndarray:
+        """(K, m) weight of each y_true class with score < x."""
+        out = np.empty((k, len(x)), dtype=np.float64)
+        for i, seg in enumerate(segs):
+            p = np.searchsorted(seg, x, side="left")
+            out[i] = p if cws is None else cws[i][p]
+        return out
+
+    cut_col, x_col, kappa_col = [], [], []
+    for c in range(k - 1):
+        lower = cuts[c - 1] if c > 0 else smin
+        upper = cuts[c + 1] if c < k - 2 else smax
+        lower, upper = min(lower, cuts[c]), max(upper, cuts[c])
+        x = np.unique(np.concatenate((np.linspace(lower, upper, CURVE_POINTS), [cuts[c]])))
+        delta = below(x) - below(np.array([cuts[c]]))
+        a = sol.observed + (prob.w[:, c] - prob.w[:, c + 1]) @ delta
+        b = sol.expected + (sol.v[c] - sol.v[c + 1]) * delta.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kap = np.where(b > 0, 1.0 - a / np.where(b > 0, b, 1.0), np.nan)
+        cut_col.append(np.full(len(x), c, dtype=np.intp))
+        x_col.append(x)
+        kappa_col.append(kap)
+    if k < 2:
+        return {"cut": np.empty(0, np.intp), "threshold": np.empty(0), "kappa": np.empty(0)}
+    return {"cut": np.concatenate(cut_col), "threshold": np.concatenate(x_col),
+            "kappa": np.concatenate(kappa_col)}
