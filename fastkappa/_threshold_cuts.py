@@ -92,8 +92,11 @@ def _rebuild_thresholds(cuts: np.ndarray, labels) -> np.ndarray:
     return Thresholds(cuts, labels)
 
 
-def _numeric_iv(x, name: str, what: str) -> np.ndarray:
-    """A finite 1-D float64 array, or a ValueError that says what is wrong."""
+def _numeric_iv(x, name: str, what: str, *, keep_nan: bool = False) -> np.ndarray:
+    """A finite 1-D float64 array, or a ValueError that says what is wrong.
+
+    With ``keep_nan`` missing values (NaN/None) come back as NaN for the caller's
+    ``nan_policy``; inf is an error either way."""
     col = as_column(x, name)
     if isinstance(col, MatrixColumn):
         raise ValueError(
@@ -110,7 +113,7 @@ def _numeric_iv(x, name: str, what: str) -> np.ndarray:
             values[ok] = cats[col.codes[ok]]
     else:
         values = np.asarray(col.values, dtype=np.float64)
-    n_nan = int(np.count_nonzero(np.isnan(values)))
+    n_nan = 0 if keep_nan else int(np.count_nonzero(np.isnan(values)))
     if n_nan:
         raise ValueError(
             f"`{name}` holds NaN/None in {n_nan} rows; every row needs a finite value "

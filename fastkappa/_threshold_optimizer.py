@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _weights
-from ._threshold_cuts import Thresholds, apply_thresholds
+from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_folds import (
     _check_cv,
     _grouped_folds,
@@ -53,6 +53,21 @@ class ThresholdOptimizer:
         Shuffles the rows of each class before they are split into folds.
         Without a seed the folds take each class's rows in input order
         (contiguous blocks), so the split is deterministic either way.
+    ignore_index : scalar, optional
+        Rows whose true class equals this value are dropped, in ``fit`` and
+        in ``score``, as in :func:`fastkappa.cohen_kappa` (scores are
+        numbers, not labels: a score equal to it is kept).
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        Rows with a missing value (NaN/None) in the true classes or in the
+        scores: ``'raise'`` gives a ``ValueError`` that counts them,
+        ``'omit'`` drops them, in ``fit`` (``n_dropped_`` says how many
+        rows were dropped) and in ``score``.  ``transform`` returns one
+        label per score, so a missing score is an error there either way.
+        Rows with a missing ``groups`` value are an error either way.
+    replace_undefined_by : float, default nan
+        What ``score`` returns, with an :class:`UndefinedKappaWarning`, when
+        kappa is undefined (e.g. ``y`` constant and every score in its
+        class).
 
     Attributes
     ----------
@@ -70,9 +85,10 @@ class ThresholdOptimizer:
     cv_thresholds_ : ndarray of shape (n_folds, K - 1) or None
         Cut points tuned in each fold.
     oof_predictions_ : ndarray of shape (n,) or None
-        Out-of-fold class labels, in input order (None without ``cv``).
+        Out-of-fold class labels of the rows used, in input order (None
+        without ``cv``).
     cv_folds_ : ndarray of shape (n,) or None
-        Test fold of each row (None without ``cv``).
+        Test fold of each row used (None without ``cv``).
     cv_groups_ : bool
         Whether the folds kept the ``groups`` passed to ``fit`` whole.
     curve_ : dict of ndarrays
@@ -86,6 +102,11 @@ class ThresholdOptimizer:
         increasing order.
     n_iter_ : int
         Dinkelbach steps (dynamic programmes) of the final fit.
+    n_rows_ : int
+        Rows the cut points were tuned on.
+    n_dropped_ : int
+        Rows ``fit`` dropped: ``y_true`` equal to ``ignore_index``, or a
+        missing value with ``nan_policy='omit'`` (0 otherwise).
 
     References
     ----------
@@ -110,17 +131,23 @@ class ThresholdOptimizer:
 
     def __init__(self, *, n_classes: int | None = None, labels: ArrayLike | None = None,
                  weights: str | ArrayLike | None = "quadratic", cv: Any = None,
-                 seed: Any = None) -> None:
+                 seed: Any = None, ignore_index: Any = None, nan_policy: str = "raise",
+                 replace_undefined_by: float = np.nan) -> None:
         self.n_classes = n_classes
         self.labels = labels
         self.weights = weights
         self.cv = cv
         self.seed = seed
+        self.ignore_index = ignore_index
+        self.nan_policy = nan_policy
+        self.replace_undefined_by = replace_undefined_by
 
     # scikit-learn's estimator protocol (clone, GridSearchCV), without importing it
     def get_params(self, deep: bool = True) -> dict:
         return {"n_classes": self.n_classes, "labels": self.labels, "weights": self.weights,
-                "cv": self.cv, "seed": self.seed}
+                "cv": self.cv, "seed": self.seed, "ignore_index": self.ignore_index,
+                "nan_policy": self.nan_policy,
+                "replace_undefined_by": self.replace_undefined_by}
 
     def set_params(self, **params) -> ThresholdOptimizer:
         valid = self.get_params()
@@ -134,7 +161,8 @@ class ThresholdOptimizer:
 
     def __repr__(self) -> str:
         defaults = {"n_classes": None, "labels": None, "weights": "quadratic", "cv": None,
-                    "seed": None}
+                    "seed": None, "ignore_index": None, "nan_policy": "raise",
+                    "replace_undefined_by": np.nan}
         shown = [f"{k}={v!r}" for k, v in self.get_params().items()
                  if not (v is defaults[k] or (isinstance(v, str) and v == defaults[k]))]
         head = f"ThresholdOptimizer({', '.join(shown)})"
@@ -196,7 +224,8 @@ class ThresholdOptimizer:
         y_true, scores, groups = _expand_counted(y_true, scores, sample_weight,
                                                  frequency_weight, groups)
         prob = _problem_iv(y_true, scores, labels=self.labels, n_classes=self.n_classes,
-                           weights=self.weights, sample_weight=sample_weight)
+                           weights=self.weights, sample_weight=sample_weight,
+                           ignore_index=self.ignore_index, nan_policy=self.nan_policy)
         k = prob.n_classes
         n = len(prob.t)
         grp = None
@@ -205,13 +234,17 @@ class ThresholdOptimizer:
                 raise ValueError(
                     "`groups` keeps each group in one cross-validation fold, so it needs "
                     "`cv`: use ThresholdOptimizer(cv=5) (or another number of folds).")
-            grp = _groups_iv(groups, n)
+            grp = _groups_iv(groups, prob.n_input)
+            if prob.rows is not None:  # the groups of the rows kept, renumbered
+                grp = _groups_iv(grp[prob.rows], n)
         prep = _prepare(prob, need_perm=cv is not None)
         sol = _solve(prep, prob)
         self.classes_ = prob.classes
         self.thresholds_ = Thresholds(sol.thresholds, prob.classes)
         self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected, stacklevel=3)
         self.n_iter_ = sol.n_iter
+        self.n_rows_ = n
+        self.n_dropped_ = prob.n_dropped
         self.curve_ = _curve(prep, prob, sol)
         self.cv_qwk_ = None
         self.cv_thresholds_ = None
@@ -268,11 +301,13 @@ class ThresholdOptimizer:
         (n, 1)), ``y`` the true classes.  (``fit`` keeps fastkappa's
         ``fit(y_true, scores)`` order.)  Higher is better; the weights are
         the optimizer's (QWK by default), on the classes ``classes_``.
+        Rows are handled by the optimizer's ``ignore_index`` and
+        ``nan_policy``; an undefined kappa gives its ``replace_undefined_by``.
 
         Parameters
         ----------
         X : array_like of shape (n,) or (n, 1)
-            Continuous scores.
+            Continuous scores (NaN/None: see ``nan_policy``).
         y : array_like of shape (n,)
             True classes, among ``classes_``.
         sample_weight : array_like of shape (n,), optional
@@ -292,17 +327,23 @@ class ThresholdOptimizer:
         self._check_fitted()
         from .metrics import cohen_kappa
 
-        pred = self.predict(X)
+        s = _numeric_iv(X, "X", "continuous scores", keep_nan=True)
         try:
-            return cohen_kappa(y, pred, weights=self.weights, labels=self.classes_,
-                               sample_weight=sample_weight)
+            # the shared input layer cuts the scores and applies ignore_index/nan_policy
+            return cohen_kappa(y, s, thresholds=np.asarray(self.thresholds_),
+                               weights=self.weights, labels=self.classes_,
+                               sample_weight=sample_weight, ignore_index=self.ignore_index,
+                               nan_policy=self.nan_policy,
+                               replace_undefined_by=self.replace_undefined_by)
         except ValueError as e:
-            if "outside the declared classes" not in str(e):
-                raise
-            raise ValueError(
-                f"`y` holds classes this optimizer was not fitted on ({e}). Fit it with "
-                "every class declared: ThresholdOptimizer(labels=[...]) or "
-                "ThresholdOptimizer(n_classes=K).") from None
+            msg = (str(e).replace("`y_pred`", "`X`").replace("`y_true`", "`y`")
+                   .replace("pass nan_policy='omit'", "use ThresholdOptimizer(nan_policy='omit')"))
+            if "outside the declared classes" in msg:
+                raise ValueError(
+                    f"`y` holds classes this optimizer was not fitted on ({msg}). Fit it "
+                    "with every class declared: ThresholdOptimizer(labels=[...]) or "
+                    "ThresholdOptimizer(n_classes=K).") from None
+            raise ValueError(msg) from None
 
     def fit_transform(self, y_true: ArrayLike, scores: ArrayLike, *,
                       sample_weight: ArrayLike | None = None) -> np.ndarray:

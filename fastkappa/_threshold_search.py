@@ -43,7 +43,13 @@ from . import _weights
 from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
 from ._shapes import flatten_labels
 from ._threshold_cuts import _numeric_iv
-from ._validation import encode_pair, expand_frequency
+from ._validation import (
+    check_nan_policy,
+    check_sample_weight,
+    encode_pair,
+    expand_frequency,
+    take_rows,
+)
 
 #: most Dinkelbach steps (each a dynamic programme); a handful suffice in practice
 MAX_ITER = 100
@@ -66,7 +72,7 @@ def _length(col) -> int:
 
 @dataclass
 class _Problem:
-    """Validated ``(y_true, scores)``: class indices, scores, weights."""
+    """Validated ``(y_true, scores)``: class indices, scores, weights of the rows kept."""
 
     classes: np.ndarray
     w: np.ndarray
@@ -74,10 +80,17 @@ class _Problem:
     t: np.ndarray  # int16/int32 class index per row
     scores: np.ndarray  # float64
     sw: np.ndarray | None
+    n_input: int  # rows given (after flattening and frequency_weight expansion)
+    rows: np.ndarray | None  # input row of each kept row; None when every row is kept
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    @property
+    def n_dropped(self) -> int:
+        """Rows dropped by ``ignore_index`` or ``nan_policy='omit'``."""
+        return self.n_input - len(self.t)
 
 
 def _expand_counted(y_true, scores, sample_weight, frequency_weight, groups=None):
@@ -93,37 +106,73 @@ def _expand_counted(y_true, scores, sample_weight, frequency_weight, groups=None
     return rows["y_true"], rows["scores"], rows["groups"]
 
 
-def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight) -> _Problem:
+def _missing_labels(col) -> np.ndarray | None:
+    """Rows of ``y_true`` holding NaN/None (None when the column cannot hold any)."""
+    if isinstance(col, FloatColumn):
+        return np.isnan(col.values)
+    if isinstance(col, CodesColumn):
+        return col.codes < 0
+    return None
+
+
+def _omit_missing(tcol, s: np.ndarray, sample_weight, nan_policy: str):
+    """Apply ``nan_policy`` to rows with a missing label or score: an error naming
+    ``nan_policy='omit'``, or ``(tcol, s, sample_weight, rows)`` without them."""
+    missing = np.isnan(s)
+    n_scores = int(missing.sum())
+    t_missing = _missing_labels(tcol)
+    n_labels = 0 if t_missing is None else int(t_missing.sum())
+    if not (n_scores or n_labels):
+        return tcol, s, sample_weight, None
+    if nan_policy == "raise":
+        where = [f"`{name}` holds missing values (NaN/None) in {count} rows"
+                 for name, count in (("y_true", n_labels), ("scores", n_scores)) if count]
+        raise ValueError(f"{' and '.join(where)}; pass nan_policy='omit' to drop those rows.")
+    if n_labels:
+        missing |= t_missing
+    rows = np.flatnonzero(~missing)
+    if len(rows) == 0:
+        raise ValueError("every row holds a missing value (NaN/None) in `y_true` or "
+                         "`scores`; no row is left to tune cut points on.")
+    sw = check_sample_weight(sample_weight, len(s))
+    return take_rows(tcol, rows, "y_true"), s[rows], None if sw is None else sw[rows], rows
+
+
+def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight,
+                ignore_index=None, nan_policy: str = "raise") -> _Problem:
+    """Check and encode the rows; ``ignore_index`` and ``nan_policy`` as in
+    :func:`fastkappa.cohen_kappa` (``ignore_index`` matches ``y_true`` only: scores
+    are numbers, not labels)."""
+    check_nan_policy(nan_policy)
     y_true, scores, sample_weight = flatten_labels(
         y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
     tcol = as_column(y_true, "y_true")
-    if isinstance(tcol, FloatColumn) and np.isnan(tcol.values).any():
-        n_nan = int(np.isnan(tcol.values).sum())
-        raise ValueError(f"`y_true` holds NaN in {n_nan} rows; every row needs a class "
-                         "(drop those rows first).")
-    if isinstance(tcol, CodesColumn) and (tcol.codes < 0).any():
-        n_nan = int((tcol.codes < 0).sum())
-        raise ValueError(f"`y_true` holds missing values (NaN/None) in {n_nan} rows; every "
-                         "row needs a class (drop those rows first).")
     if (isinstance(tcol, CodesColumn) and tcol.kind == "str" and not tcol.ordered
             and labels is None and n_classes is None):
         raise ValueError(
             "cut points map increasing scores to classes in scale order, but `y_true` "
             "holds strings with no declared order; pass `labels=[...]` in scale order "
             "(or use an ordered pandas Categorical).")
-    s = _numeric_iv(scores, "scores", "continuous scores")
+    s = _numeric_iv(scores, "scores", "continuous scores", keep_nan=True)
     n = _length(tcol) if not isinstance(tcol, MatrixColumn) else tcol.values.shape[0]
     if n != len(s):
         raise ValueError(
             f"`y_true` and `scores` must have the same length; got {n} and {len(s)}.")
     if n == 0:
         raise ValueError("`y_true` and `scores` are empty; thresholds need at least one row.")
+    tcol, s, sample_weight, rows = _omit_missing(tcol, s, sample_weight, nan_policy)
+    # y_true against itself: the shared encoder fixes the classes, drops the
+    # ignore_index rows and checks the labels and weights
     enc = encode_pair(tcol, tcol, labels=labels, n_classes=n_classes,
                       sample_weight=sample_weight, weights=weights,
-                      names=("y_true", "y_true"))
+                      ignore_index=ignore_index, names=("y_true", "y_true"))
     t, _, sw = enc.indices()
+    kept = enc.keep()
+    if kept is not None:
+        s = s[kept]
+        rows = np.flatnonzero(kept) if rows is None else rows[kept]
     return _Problem(classes=enc.classes, w=enc.weights, weights_spec=weights, t=t, scores=s,
-                    sw=sw)
+                    sw=sw, n_input=n, rows=rows)
 
 
 # --------------------------------------------------------------------------- solving

@@ -16,6 +16,7 @@ cross-validation folds in ``_threshold_folds``.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -45,6 +46,8 @@ def optimize_thresholds(
     weights: str | ArrayLike | None = "quadratic",
     sample_weight: ArrayLike | None = None,
     frequency_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
 ) -> Thresholds:
     """Cut points that maximise kappa between ``y_true`` and thresholded scores.
 
@@ -59,8 +62,9 @@ def optimize_thresholds(
     y_true : array_like of shape (n,)
         True classes (grades).
     scores : array_like of shape (n,)
-        Continuous predictions, finite (NaN raises ``ValueError``).  Only
-        their order matters for which rows share a class.
+        Continuous predictions: finite, or NaN/None for a missing score (see
+        ``nan_policy``).  Only their order matters for which rows share a
+        class.
     n_classes : int, optional
         Classes are ``0..n_classes-1``.
     labels : array_like, optional
@@ -78,6 +82,17 @@ def optimize_thresholds(
         Whole-number count of each row: a row with count c is c identical
         rows (expanded, so the cut points are those of the expanded rows).
         Not with ``sample_weight``.
+    ignore_index : scalar, optional
+        Rows whose ``y_true`` equals this value are dropped, as in
+        :func:`fastkappa.cohen_kappa` (the value is no class).  Scores are
+        numbers, not labels: a score equal to it is kept.
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        Rows with a missing value (NaN/None) in ``y_true`` or in ``scores``:
+        ``'raise'`` gives a ``ValueError`` that counts them, ``'omit'`` drops
+        them before the search (:class:`ThresholdOptimizer` reports how many
+        rows it dropped in ``n_dropped_``).  The result equals that of the
+        search on the remaining rows.  ``'propagate'`` is not offered: cut
+        points cannot be NaN.
 
     Returns
     -------
@@ -127,10 +142,17 @@ def optimize_thresholds(
     >>> cuts = fk.optimize_thresholds(y + 1, s)
     >>> fk.apply_thresholds([0.3, 0.9, 1.6], cuts)
     array([1, 2, 3])
+
+    Unlabelled rows (``-1``) and missing scores are dropped on request:
+
+    >>> fk.optimize_thresholds([0, -1, 1, 2, 1], [0.2, 0.5, np.nan, 1.4, 0.7],
+    ...                        ignore_index=-1, nan_policy="omit")
+    Thresholds([0.45, 1.05], labels=[0, 1, 2])
     """
     y_true, scores, _ = _expand_counted(y_true, scores, sample_weight, frequency_weight)
     prob = _problem_iv(y_true, scores, labels=labels, n_classes=n_classes, weights=weights,
-                       sample_weight=sample_weight)
+                       sample_weight=sample_weight, ignore_index=ignore_index,
+                       nan_policy=nan_policy)
     return Thresholds(_solve(_prepare(prob, need_perm=False), prob).thresholds, prob.classes)
 
 

@@ -69,9 +69,13 @@ ENTRY_POINTS = {
     "CohenKappa.compute": (fk.CohenKappa.compute, ("replace_undefined_by",)),
     "CohenKappa.ci": (fk.CohenKappa.ci, INTERVAL),
     "optimize_thresholds": (fk.optimize_thresholds,
-                            ("labels", "n_classes", "weights", "sample_weight")),
-    "ThresholdOptimizer": (fk.ThresholdOptimizer, ("labels", "n_classes", "weights", "seed")),
+                            ("labels", "n_classes", "weights", "sample_weight", "ignore_index",
+                             "nan_policy")),
+    "ThresholdOptimizer": (fk.ThresholdOptimizer,
+                           ("labels", "n_classes", "weights", "seed", "ignore_index",
+                            "nan_policy", "replace_undefined_by")),
     "ThresholdOptimizer.fit": (fk.ThresholdOptimizer.fit, ("sample_weight",)),
+    "ThresholdOptimizer.score": (fk.ThresholdOptimizer.score, ("sample_weight",)),
     "apply_thresholds": (fk.apply_thresholds, ("labels",)),
     "continuous_qwk": (fk.continuous_qwk, ("sample_weight", "replace_undefined_by")),
     "agreement": (fk.agreement, ("labels", "n_classes", "weights", *INTERVAL, "clusters")),
@@ -120,11 +124,15 @@ MISSING_EXCEPTIONS = {
     ("dask.kappa_ci", "replace_undefined_by"): "as kappa_ci",
     ("dask.kappa_by_group", "clusters"): (
         "groups are scored partition by partition; a cluster may span partitions"),
-    # open gaps (issue 12 asks for them): the threshold search takes complete rows
-    ("optimize_thresholds", "ignore_index"): "open: rows must be complete",
-    ("optimize_thresholds", "nan_policy"): "open: rows must be complete",
-    ("ThresholdOptimizer.fit", "ignore_index"): "open: rows must be complete",
-    ("ThresholdOptimizer.fit", "nan_policy"): "open: rows must be complete",
+    ("optimize_thresholds", "thresholds"): "it computes the cut points from the scores",
+    ("ThresholdOptimizer", "thresholds"): "it computes the cut points from the scores",
+    # scikit-learn keeps data-independent settings on the estimator (clone,
+    # GridSearchCV); score(X, y) then applies the same row handling as fit
+    ("ThresholdOptimizer.fit", "ignore_index"): "a ThresholdOptimizer parameter",
+    ("ThresholdOptimizer.fit", "nan_policy"): "a ThresholdOptimizer parameter",
+    ("ThresholdOptimizer.score", "ignore_index"): "a ThresholdOptimizer parameter",
+    ("ThresholdOptimizer.score", "nan_policy"): "a ThresholdOptimizer parameter",
+    ("ThresholdOptimizer.score", "replace_undefined_by"): "a ThresholdOptimizer parameter",
 }
 
 
@@ -166,7 +174,9 @@ def test_shared_keyword_exists_with_the_one_default_and_is_documented(name, keyw
         return
     param = params[keyword]
     assert param.kind is param.KEYWORD_ONLY or name in (
-        "kappa_from_confusion", "CohenKappa.update"), f"{name}: `{keyword}` is positional"
+        "kappa_from_confusion", "CohenKappa.update",
+        "ThresholdOptimizer.score",  # scikit-learn's score(X, y, sample_weight=None)
+    ), f"{name}: `{keyword}` is positional"
     want = DEFAULTS[keyword]
     if (name, keyword) in DEFAULT_EXCEPTIONS:
         want = DEFAULT_EXCEPTIONS[name, keyword][0]
@@ -251,3 +261,11 @@ def test_command_line_defaults_are_the_documented_ones():
     for command in ("score", "compare"):
         assert _option(subs[command], "confidence_level").default == 0.95
     assert _option(subs["thresholds"], "weights").default == "quadratic"  # as optimize_thresholds
+
+
+@pytest.mark.parametrize("dest", ["ignore_index", "nan_policy"])
+def test_thresholds_command_takes_the_row_options_of_score(dest):
+    subs = _subparsers()
+    action = _option(subs["thresholds"], dest)
+    assert action.option_strings == _option(subs["score"], dest).option_strings
+    assert action.default == _parameters(fk.optimize_thresholds)[dest].default

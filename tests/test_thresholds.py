@@ -508,8 +508,10 @@ def test_threshold_optimizer_sklearn_protocol(rng):
     from sklearn.base import clone
 
     opt = fk.ThresholdOptimizer(n_classes=5, cv=3, seed=1)
-    assert opt.get_params() == {"n_classes": 5, "labels": None, "weights": "quadratic",
-                                "cv": 3, "seed": 1}
+    params = opt.get_params()
+    assert np.isnan(params.pop("replace_undefined_by"))
+    assert params == {"n_classes": 5, "labels": None, "weights": "quadratic", "cv": 3,
+                      "seed": 1, "ignore_index": None, "nan_policy": "raise"}
     twin = clone(opt)
     assert twin.get_params() == opt.get_params()
     assert opt.set_params(cv=4) is opt and opt.cv == 4
@@ -523,11 +525,13 @@ def test_threshold_optimizer_sklearn_protocol(rng):
 def test_optimize_thresholds_errors():
     t = np.array([0, 1, 2, 1])
     s = np.array([0.1, 0.5, 0.9, 0.4])
-    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 rows"):
+    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 "
+                                         "rows; pass nan_policy='omit'"):
         fk.optimize_thresholds(t, [0.1, np.nan, 0.9, 0.4])
     with pytest.raises(ValueError, match="`scores` holds inf in 1 rows"):
         fk.optimize_thresholds(t, [0.1, np.inf, 0.9, 0.4])
-    with pytest.raises(ValueError, match="`y_true` holds NaN in 1 rows"):
+    with pytest.raises(ValueError, match=r"`y_true` holds missing values \(NaN/None\) in 1 "
+                                         "rows; pass nan_policy='omit'"):
         fk.optimize_thresholds([0.0, 1.0, np.nan, 1.0], s)
     with pytest.raises(ValueError, match="`y_true` holds missing values"):
         fk.optimize_thresholds(["a", None, "b", "a"], s, labels=["a", "b"])

@@ -254,7 +254,7 @@ def make_parser() -> argparse.ArgumentParser:
             action.required = False
             action.help = "column of reference labels (required unless --apply)"
     thresholds = sub.add_parser(
-        "thresholds", parents=[thresholds_file, row_weights, classes, common],
+        "thresholds", parents=[thresholds_file, rows, row_weights, classes, common],
         help="cut points that maximise QWK for a continuous score, or apply known ones",
         description="Exact optimal cut points turning a continuous score into classes; "
                     "with --apply, the classes of each row under known cut points.")

@@ -35,24 +35,32 @@ def run(args) -> Output:
                 **_class_kw(args), cv=args.cv, seed=args.seed, groups=args.groups,
                 plot=args.plot, sep=args.sep, nan_policy=args.nan_policy,
                 progress=_progress(args), sample_weight=args.sample_weight,
-                frequency_weight=args.frequency_weight)
+                frequency_weight=args.frequency_weight, ignore_index=args.ignore_index)
 
 
 def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
          labels=None, n_classes: int | None = None, cv: int | None = None,
          seed: int | None = None, groups: str | None = None, plot: str | None = None,
          sep: str | None = None, nan_policy: str = "raise", progress: bool = False,
-         sample_weight: str | None = None, frequency_weight: str | None = None) -> Output:
-    """Fit :class:`fastkappa.ThresholdOptimizer` on two columns and lay out the cut points."""
+         sample_weight: str | None = None, frequency_weight: str | None = None,
+         ignore_index=None) -> Output:
+    """Fit :class:`fastkappa.ThresholdOptimizer` on two columns and lay out the cut points.
+
+    Rows with a missing value are handled by ``nan_policy`` as the file is read;
+    rows whose ``true`` label equals ``ignore_index`` are dropped by the optimizer.
+    """
     plot = _check_plot_path(plot) if plot else None
     src = open_source(file, sep=sep)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     cols = _read_file_columns(src, [true], score_cols=_unique([score, *weight.values()]),
                               extra_cols=[groups] if groups else [],
-                              declared=_declared(labels, n_classes), nan_policy=nan_policy,
-                              progress=progress)
-    opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed,
+                              # the ignored label is no declared class: the optimizer
+                              # checks the classes once those rows are dropped
+                              declared=(_declared(labels, n_classes) if ignore_index is None
+                                        else None),
+                              nan_policy=nan_policy, progress=progress)
+    opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed, ignore_index=ignore_index,
                              **class_keywords(labels, n_classes))
     opt.fit(cols[true], cols[score],
             groups=cols[groups] if groups else None,
@@ -62,9 +70,10 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     cv_qwk = getattr(opt, "cv_qwk_", None) if cv else None
     kappa = float(opt.qwk_)
     cv_kappa = None if cv_qwk is None else float(cv_qwk)
-    n = len(cols[true])
+    n = opt.n_rows_
     data = {"command": "thresholds", "file": src.name, "y_true": true,
-            "score": score, "n_rows": n,
+            "score": score, "n_rows": n, "ignore_index": ignore_index,
+            "n_ignored": opt.n_dropped_,
             "weights": weights,
             "thresholds": th, "labels": classes, "kappa": kappa,
             "cv": cv, "groups": groups, "cv_kappa": cv_kappa,
@@ -73,7 +82,9 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
              "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
             for i, v in enumerate(th)]
-    lines = [f"{src.name}: {n:,} rows; cut points for {score!r} against {true!r}",
+    dropped = (f" ({opt.n_dropped_:,} rows labelled {ignore_index!r} dropped)"
+               if ignore_index is not None else "")
+    lines = [f"{src.name}: {n:,} rows{dropped}; cut points for {score!r} against {true!r}",
              "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
              f"classes: {', '.join(str(c) for c in classes)}",
              f"in-sample kappa = {_fmt(kappa)}"]
@@ -116,7 +127,8 @@ def _apply_from_args(args) -> Output:
     """``thresholds --apply``: the cut points checked here (a usage error exits 2)."""
     for flag, value in (("--true", args.true), ("--cv", args.cv), ("--groups", args.groups),
                         ("--plot", args.plot), ("--sample-weight", args.sample_weight),
-                        ("--frequency-weight", args.frequency_weight)):
+                        ("--frequency-weight", args.frequency_weight),
+                        ("--ignore-index", args.ignore_index)):
         if value is not None:
             raise UsageError(
                 f"{flag} does not go with --apply, which only cuts --score into classes "
