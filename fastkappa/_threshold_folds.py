@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._columns import CodesColumn, MatrixColumn, as_column
+from ._columns import CodesColumn, as_column
 from .bootstrap import resolve_seed
 
 
@@ -72,25 +72,14 @@ def _grouped_folds(t: np.ndarray, group: np.ndarray, n_classes: int, n_folds: in
 
 
 def _groups_iv(groups, n: int) -> np.ndarray:
-    """Group code (0..G-1, in order of first appearance) of each row."""
+    """Group code (0..G-1, in order of first appearance) of each of the ``n`` rows.
+
+    The shape, the length and missing ids were checked by the shared input
+    layer (``omit_missing_ids``) before this is called."""
     col = as_column(groups, "groups")
-    if isinstance(col, MatrixColumn):
-        raise ValueError(f"`groups` must be 1-D (one group per row); got shape "
-                         f"{col.values.shape}.")
-    if isinstance(col, CodesColumn):
-        codes = np.asarray(col.codes, dtype=np.int64)
-        if (codes < 0).any():
-            raise ValueError(f"`groups` holds missing values (NaN/None) in "
-                             f"{int((codes < 0).sum())} rows; every row needs a group.")
-        values = codes
-    else:
-        values = np.asarray(col.values)
-        if values.dtype.kind == "f" and np.isnan(values).any():
-            raise ValueError(f"`groups` holds NaN in {int(np.isnan(values).sum())} rows; "
-                             "every row needs a group.")
-    if len(values) != n:
-        raise ValueError(f"`groups` must have one value per row: {n} rows, got "
-                         f"{len(values)} groups.")
+    values = (np.asarray(col.codes, dtype=np.int64) if isinstance(col, CodesColumn)
+              else np.asarray(col.values))
+    assert len(values) == n
     _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))

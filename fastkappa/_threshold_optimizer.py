@@ -18,6 +18,7 @@ from ._threshold_folds import (
     _stratified_folds,
 )
 from ._threshold_search import _curve, _expand_counted, _kappa_of, _prepare, _problem_iv, _solve
+from ._validation import check_nan_policy, n_rows, omit_missing_ids
 
 
 def _is_quadratic(weights) -> bool:
@@ -63,7 +64,8 @@ class ThresholdOptimizer:
         ``'omit'`` drops them, in ``fit`` (``n_dropped_`` says how many
         rows were dropped) and in ``score``.  ``transform`` returns one
         label per score, so a missing score is an error there either way.
-        Rows with a missing ``groups`` value are an error either way.
+        A row with a missing ``groups`` value (``fit``) counts as a row with
+        a missing value.
     replace_undefined_by : float, default nan
         What ``score`` returns, with an :class:`UndefinedKappaWarning`, when
         kappa is undefined (e.g. ``y`` constant and every score in its
@@ -223,6 +225,19 @@ class ThresholdOptimizer:
         cv = _check_cv(self.cv)
         y_true, scores, groups = _expand_counted(y_true, scores, sample_weight,
                                                  frequency_weight, groups)
+        n_no_group = 0
+        if groups is not None:
+            if cv is None:
+                raise ValueError(
+                    "`groups` keeps each group in one cross-validation fold, so it needs "
+                    "`cv`: use ThresholdOptimizer(cv=5) (or another number of folds).")
+            # rows without a group follow nan_policy, as clusters do in kappa_ci
+            n_given = n_rows(y_true, "y_true")
+            groups, rows = omit_missing_ids(
+                groups, "groups", check_nan_policy(self.nan_policy),
+                {"y_true": y_true, "scores": scores, "sample_weight": sample_weight})
+            y_true, scores, sample_weight = rows["y_true"], rows["scores"], rows["sample_weight"]
+            n_no_group = n_given - n_rows(y_true, "y_true")
         prob = _problem_iv(y_true, scores, labels=self.labels, n_classes=self.n_classes,
                            weights=self.weights, sample_weight=sample_weight,
                            ignore_index=self.ignore_index, nan_policy=self.nan_policy)
@@ -230,10 +245,6 @@ class ThresholdOptimizer:
         n = len(prob.t)
         grp = None
         if groups is not None:
-            if cv is None:
-                raise ValueError(
-                    "`groups` keeps each group in one cross-validation fold, so it needs "
-                    "`cv`: use ThresholdOptimizer(cv=5) (or another number of folds).")
             grp = _groups_iv(groups, prob.n_input)
             if prob.rows is not None:  # the groups of the rows kept, renumbered
                 grp = _groups_iv(grp[prob.rows], n)
@@ -244,7 +255,7 @@ class ThresholdOptimizer:
         self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected, stacklevel=3)
         self.n_iter_ = sol.n_iter
         self.n_rows_ = n
-        self.n_dropped_ = prob.n_dropped
+        self.n_dropped_ = prob.n_dropped + n_no_group
         self.curve_ = _curve(prep, prob, sol)
         self.cv_qwk_ = None
         self.cv_thresholds_ = None

@@ -96,15 +96,16 @@ def test_groups_errors(rng):
     with pytest.raises(ValueError, match="`cv`=30 folds need at least 30 groups; `groups` "
                                          "holds 20"):
         fk.ThresholdOptimizer(cv=30).fit(y, s, groups=patient)
-    with pytest.raises(ValueError, match="one value per row"):
+    with pytest.raises(ValueError, match="`groups` must have one id per row: got 47 ids for "
+                                         "48 rows"):
         fk.ThresholdOptimizer(cv=3).fit(y, s, groups=patient[:-1])
     bad = patient.astype(float)
     bad[3] = np.nan
-    with pytest.raises(ValueError, match="`groups` holds NaN in 1 rows"):
+    with pytest.raises(ValueError, match="`groups` holds 1 row with a missing id"):
         fk.ThresholdOptimizer(cv=3).fit(y, s, groups=bad)
-    with pytest.raises(ValueError, match="`groups` holds missing values"):
+    with pytest.raises(ValueError, match="`groups` holds 1 row with a missing id"):
         fk.ThresholdOptimizer(cv=3).fit(y, s, groups=[None] + ["a"] * (len(y) - 1))
-    with pytest.raises(ValueError, match="`groups` must be 1-D"):
+    with pytest.raises(ValueError, match="`groups` must be a 1-D array of ids, one per row"):
         fk.ThresholdOptimizer(cv=3).fit(y, s, groups=np.ones((len(y), 2)))
 
 
