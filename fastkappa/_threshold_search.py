@@ -115,15 +115,15 @@ def _missing_labels(col) -> np.ndarray | None:
     return None
 
 
-def _omit_missing(tcol, s: np.ndarray, sample_weight, nan_policy: str):
-    """Apply ``nan_policy`` to rows with a missing label or score: an error naming
-    ``nan_policy='omit'``, or ``(tcol, s, sample_weight, rows)`` without them."""
+def _kept_rows(t_missing: np.ndarray | None, s: np.ndarray,
+               nan_policy: str) -> np.ndarray | None:
+    """Apply ``nan_policy`` to rows with a missing label (``t_missing``) or a NaN
+    score: an error naming ``nan_policy='omit'``, or the rows to keep (None: all)."""
     missing = np.isnan(s)
     n_scores = int(missing.sum())
-    t_missing = _missing_labels(tcol)
     n_labels = 0 if t_missing is None else int(t_missing.sum())
     if not (n_scores or n_labels):
-        return tcol, s, sample_weight, None
+        return None
     if nan_policy == "raise":
         where = [f"`{name}` holds missing values (NaN/None) in {count} rows"
                  for name, count in (("y_true", n_labels), ("scores", n_scores)) if count]
@@ -133,9 +133,8 @@ def _omit_missing(tcol, s: np.ndarray, sample_weight, nan_policy: str):
     rows = np.flatnonzero(~missing)
     if len(rows) == 0:
         raise ValueError("every row holds a missing value (NaN/None) in `y_true` or "
-                         "`scores`; no row is left to tune cut points on.")
-    sw = check_sample_weight(sample_weight, len(s))
-    return take_rows(tcol, rows, "y_true"), s[rows], None if sw is None else sw[rows], rows
+                         "`scores`; no row is left to score.")
+    return rows
 
 
 def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight,
@@ -160,7 +159,11 @@ def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight,
             f"`y_true` and `scores` must have the same length; got {n} and {len(s)}.")
     if n == 0:
         raise ValueError("`y_true` and `scores` are empty; thresholds need at least one row.")
-    tcol, s, sample_weight, rows = _omit_missing(tcol, s, sample_weight, nan_policy)
+    rows = _kept_rows(_missing_labels(tcol), s, nan_policy)
+    if rows is not None:
+        sw = check_sample_weight(sample_weight, n)
+        tcol, s = take_rows(tcol, rows, "y_true"), s[rows]
+        sample_weight = None if sw is None else sw[rows]
     # y_true against itself: the shared encoder fixes the classes, drops the
     # ignore_index rows and checks the labels and weights
     enc = encode_pair(tcol, tcol, labels=labels, n_classes=n_classes,

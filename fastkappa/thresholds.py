@@ -24,8 +24,8 @@ from numpy.typing import ArrayLike
 from ._shapes import flatten_labels
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_optimizer import ThresholdOptimizer
-from ._threshold_search import _expand_counted, _prepare, _problem_iv, _solve
-from ._validation import check_sample_weight
+from ._threshold_search import _expand_counted, _kept_rows, _prepare, _problem_iv, _solve
+from ._validation import check_ignore_index, check_nan_policy, check_sample_weight
 from .exceptions import UndefinedKappaWarning
 
 __all__ = [
@@ -163,6 +163,8 @@ def continuous_qwk(
     sample_weight: ArrayLike | None = None,
     replace_undefined_by: float = np.nan,
     frequency_weight: ArrayLike | None = None,
+    ignore_index: Any = None,
+    nan_policy: str = "raise",
 ) -> float:
     """QWK on unrounded scores (Lin's concordance correlation coefficient).
 
@@ -175,7 +177,7 @@ def continuous_qwk(
     Parameters
     ----------
     y_true, scores : array_like of shape (n,)
-        Finite numbers (NaN raises ``ValueError``).
+        Finite numbers, or NaN/None for a missing value (see ``nan_policy``).
     sample_weight : array_like of shape (n,), optional
         Non-negative weight of each row (counts of identical rows belong in
         ``frequency_weight``).
@@ -186,6 +188,12 @@ def continuous_qwk(
         Whole-number count of each row (a row with count c is c identical
         rows); the value is that of the expanded rows. Not with
         ``sample_weight``.
+    ignore_index : scalar, optional
+        Rows whose ``y_true`` equals this value (e.g. -1 for "not graded")
+        are dropped, as in :func:`fastkappa.cohen_kappa`.
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        Rows with a missing value in ``y_true`` or ``scores``: a
+        ``ValueError`` that counts them, or ``'omit'`` to drop them.
 
     Returns
     -------
@@ -206,14 +214,25 @@ def continuous_qwk(
     y_true, scores, _ = _expand_counted(y_true, scores, sample_weight, frequency_weight)
     y_true, scores, sample_weight = flatten_labels(
         y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)
-    t = _numeric_iv(y_true, "y_true", "numbers")
-    s = _numeric_iv(scores, "scores", "continuous scores")
+    check_nan_policy(nan_policy)
+    ignore_index = check_ignore_index(ignore_index)
+    t = _numeric_iv(y_true, "y_true", "numbers", keep_nan=True)
+    s = _numeric_iv(scores, "scores", "continuous scores", keep_nan=True)
     if len(t) != len(s):
         raise ValueError(
             f"`y_true` and `scores` must have the same length; got {len(t)} and {len(s)}.")
     if len(t) == 0:
         raise ValueError("`y_true` and `scores` are empty; kappa needs at least one row.")
     sw = check_sample_weight(sample_weight, len(t))
+    rows = _kept_rows(np.isnan(t), s, nan_policy)
+    if ignore_index is not None:
+        labelled = t != ignore_index
+        rows = np.flatnonzero(labelled) if rows is None else rows[labelled[rows]]
+        if len(rows) == 0:
+            raise ValueError("no rows left to score: every row is missing or equals "
+                             "`ignore_index`.")
+    if rows is not None:
+        t, s, sw = t[rows], s[rows], None if sw is None else sw[rows]
     # the coefficient is unchanged when both sides are scaled by one factor: an
     # exact power-of-two rescale keeps squares of values near 1e200 (or 1e-200)
     # inside the float64 range

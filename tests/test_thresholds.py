@@ -577,7 +577,8 @@ def test_apply_thresholds_errors():
 def test_continuous_qwk_errors():
     with pytest.raises(ValueError, match="`y_true` must be numeric numbers; it holds strings"):
         fk.continuous_qwk(["a", "b"], [0.1, 0.2])
-    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 rows"):
+    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 "
+                                         "rows; pass nan_policy='omit'"):
         fk.continuous_qwk([1, 2], [0.1, np.nan])
     with pytest.raises(ValueError, match="same length; got 2 and 1"):
         fk.continuous_qwk([1, 2], [0.1])

@@ -146,6 +146,38 @@ def test_omit_and_ignore_equal_filtering_first_hypothesis(data, n, k, container)
     np.testing.assert_array_equal(opt.thresholds_, got)
 
 
+# --------------------------------------------------------------------------- continuous_qwk
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_continuous_qwk_omit_and_ignore_equal_filtering_first(rng, weighted):
+    y, s = _dirty(rng)
+    sw = rng.random(len(y)) if weighted else None
+    yk, sk, swk, _ = _by_hand(y, s, sw=sw)
+    got = fk.continuous_qwk(y, s, sample_weight=sw, ignore_index=-1, nan_policy="omit")
+    assert got == pytest.approx(fk.continuous_qwk(yk, sk, sample_weight=swk), abs=1e-15)
+    # and the closed form on the kept rows (Lin's coefficient, population moments)
+    w = np.ones(len(yk)) if swk is None else swk
+    mt, ms = np.average(yk, weights=w), np.average(sk, weights=w)
+    cov = np.average((yk - mt) * (sk - ms), weights=w)
+    den = (np.average((yk - mt) ** 2, weights=w) + np.average((sk - ms) ** 2, weights=w)
+           + (mt - ms) ** 2)
+    assert got == pytest.approx(2 * cov / den, rel=1e-12)
+
+
+def test_continuous_qwk_row_errors():
+    with pytest.raises(ValueError, match=r"^`y_true` holds missing values \(NaN/None\) in 1 "
+                                         "rows; pass nan_policy='omit'"):
+        fk.continuous_qwk([1.0, np.nan, 3.0], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="every row holds a missing value"):
+        fk.continuous_qwk([1.0, np.nan], [np.nan, 0.2], nan_policy="omit")
+    with pytest.raises(ValueError, match="no rows left to score: every row is missing or "
+                                         "equals `ignore_index`"):
+        fk.continuous_qwk([-1, -1], [0.1, 0.2], ignore_index=-1)
+    with pytest.raises(ValueError, match="`nan_policy` must be 'raise' or 'omit'"):
+        fk.continuous_qwk([1, 2], [0.1, 0.2], nan_policy="propagate")
+
+
 # --------------------------------------------------------------------------- errors
 
 
