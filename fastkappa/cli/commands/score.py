@@ -51,18 +51,6 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
           frequency_weight: str | None = None, normalize: str | None = None,
           class_names: list | None = None) -> Output:
     """Score ``file`` with :func:`fastkappa.files.score_file` and lay out the result."""
-    weight_flag = ("--sample-weight" if sample_weight is not None
-                   else "--frequency-weight" if frequency_weight is not None else None)
-    if weight_flag is not None and (by or clusters):
-        raise UsageError(f"{weight_flag} does not go with {'--by' if by else '--clusters'} "
-                         "in `fastkappa score` (its per-group and per-cluster tables count "
-                         "rows); drop one of them, or score in Python with "
-                         "fastkappa.kappa_by_group / fastkappa.kappa_ci.")
-    if sample_weight is not None and method is not None:
-        raise UsageError("--sample-weight with --method: a streamed interval needs "
-                         "unweighted rows or whole-number counts; give counts with "
-                         "--frequency-weight, or read the columns in Python and call "
-                         "fastkappa.kappa_ci(..., sample_weight=...).")
     if (normalize is not None or class_names is not None) and plot is None:
         raise UsageError("--normalize and --class-names shape the figure; add --plot PATH.")
     plot = _check_plot_path(plot) if plot else None
@@ -71,11 +59,16 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
         CohenKappa(weights=weights, **class_kw)
     except ValueError as e:
         raise UsageError(_cli_wording(str(e))) from None
-    res = files._score(file, true=true, pred=pred, weights=weights, **class_kw, by=by,
-                       clusters=clusters, method=method, confidence_level=confidence_level,
-                       n_resamples=n_resamples, seed=seed, nan_policy=nan_policy, sep=sep,
-                       progress=progress, ignore_index=ignore_index,
-                       sample_weight=sample_weight, frequency_weight=frequency_weight)
+    kw = dict(true=true, pred=pred, weights=weights, **class_kw, by=by, clusters=clusters,
+              method=method, confidence_level=confidence_level, n_resamples=n_resamples,
+              seed=seed, nan_policy=nan_policy, sep=sep, progress=progress,
+              ignore_index=ignore_index, sample_weight=sample_weight,
+              frequency_weight=frequency_weight)
+    weighted = sample_weight is not None or frequency_weight is not None
+    if weighted and (by or clusters or (sample_weight is not None and method is not None)):
+        res = _score_in_memory(file, **kw)
+    else:
+        res = files._score(file, **kw)
     acc, ci, groups = res.accumulator, res.ci, res.by
     out = _score_output(res.name, acc, res.kappa, ci, groups, true=true, pred=pred,
                         weights=weights, by_col=by, clusters=clusters, method=method,
@@ -98,6 +91,48 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
     fig = _score_figure(acc.confusion, shown, weights, (true, pred), ci=ci, by=groups,
                         normalize=normalize)
     return _add_plot(out, plot, fig)
+
+
+def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, by, clusters,
+                     method, confidence_level, n_resamples, seed, nan_policy, sep, progress,
+                     ignore_index, sample_weight, frequency_weight) -> files.FileScore:
+    """Row weights with ``--by`` / ``--clusters``, or ``--sample-weight`` with
+    ``--method``: the columns are read into memory (as ``compare`` reads them) and
+    scored by the Python API, so the numbers are those of
+    :func:`fastkappa.kappa_by_group` and :func:`fastkappa.kappa_ci` with the same
+    keywords (a weighted row's interval resamples the rows themselves, which a
+    streamed table cannot hold)."""
+    from ... import bootstrap, groups
+    from ..._io import open_source
+
+    src = open_source(file, sep=sep)
+    weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
+    weight = {k: v for k, v in weight.items() if v is not None}
+    class_kw = class_keywords(labels, n_classes)
+    cols = files._read_columns(
+        src, files._unique([true, pred]), score_cols=list(weight.values()),
+        extra_cols=files._unique([by, clusters]),
+        # the ignored label may lie outside the declared classes: the API checks them
+        declared=files._declared(labels, n_classes) if ignore_index is None else None,
+        nan_policy=nan_policy, progress=progress)
+    rows = {k: cols[v] for k, v in weight.items()}
+    acc = CohenKappa(weights=weights, **class_kw)
+    acc.update(cols[true], cols[pred], ignore_index=ignore_index, **rows)
+    kappa = acc.compute()
+    common = dict(weights=weights, ignore_index=ignore_index, **class_kw, **rows)
+    ci = None
+    if method is not None:
+        ci = bootstrap.kappa_ci(cols[true], cols[pred], method=method,
+                                confidence_level=confidence_level, n_resamples=n_resamples,
+                                seed=seed, clusters=cols[clusters] if clusters else None,
+                                **common)
+    by_res = None
+    if by:  # the API's own warnings (undefined groups, few clusters) are printed
+        by_res = groups.kappa_by_group(
+            cols[true], cols[pred], cols[by], method=method,
+            confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+            clusters=cols[clusters] if clusters and method else None, **common)
+    return files.FileScore(src.name, acc, kappa, ci, by_res)
 
 
 class _LazyOutput(Output):
@@ -124,7 +159,8 @@ class _LazyOutput(Output):
 def _group_columns(by) -> tuple[list, list, list, list | None, list | None]:
     """Keys, row counts, kappas and interval bounds of every group, as Python values."""
     keys = by.groups.tolist()
-    n = np.asarray(by.n).astype(np.int64).tolist()
+    n = np.asarray(by.n)  # row counts; sums of weights with --sample-weight
+    n = (n.astype(np.int64) if n.dtype.kind in "iub" else n.astype(np.float64)).tolist()
     kappa = np.asarray(by.kappa, dtype=np.float64).tolist()
     if by.low is None:
         return keys, n, kappa, None, None
@@ -215,9 +251,12 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
             keys, n, kap, low, high = cols
             names = [str(k) for k in keys]
             width = max(5, max(map(len, names)))
-            head = f"{'group'.ljust(width)}  {'rows':>10}  {'kappa':>7}"
+            whole = all(isinstance(m, int) for m in n[:1])
+            head = (f"{'group'.ljust(width)}  {'rows' if whole else 'weight':>10}  "
+                    f"{'kappa':>7}")
             # f"{x:7.4f}" writes nan as "nan", as _fmt does
-            body = [f"{g:<{width}}  {m:>10,}  {k:7.4f}"
+            count = "{:>10,}" if whole else "{:>10,.2f}"
+            body = [f"{g:<{width}}  {count.format(m)}  {k:7.4f}"
                     for g, m, k in zip(names, n, kap, strict=True)]
             if low is not None:
                 head += f"  {'low':>7}  {'high':>7}"
