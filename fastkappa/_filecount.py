@@ -360,11 +360,17 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     from . import _weights as weight_module
     from .bootstrap import kappa_ci_from_confusion
     from .exceptions import UndefinedKappaWarning
-    from .groups import KappaByGroup, _group_kappas
+    from .groups import GROUP_TABLES_MAX_BYTES, KappaByGroup, _group_kappas
 
     keys, rank = tables.group_order()
-    confusion = tables.group_tables(rank)
     g, k = len(keys), tables.k
+    need = g * k * k * 8
+    if need > GROUP_TABLES_MAX_BYTES:  # checked before the tables are laid out
+        raise DataError(
+            f"{g} groups of {by!r} x {k} classes need one {k} x {k} table per group, "
+            f"{need / 2**30:.1f} GiB in all (the limit is "
+            f"{GROUP_TABLES_MAX_BYTES / 2**30:.0f} GiB); pass a coarser --by column.")
+    confusion = tables.group_tables(rank)
     wmat = weight_module.weight_matrix(k, weights)
     kappa, n = _group_kappas(confusion, wmat)
     undefined = int(np.isnan(kappa).sum())

@@ -178,3 +178,14 @@ def test_key_index_numbers_each_value_once(batches):
             assert seen.setdefault(v, i) == i
             assert index.values[i] == v
     assert len(index) == len(seen)
+
+
+def test_score_by_too_many_group_tables_is_an_error(tmp_path, monkeypatch):
+    from fastkappa import groups
+
+    t, p, g = _data(n=2_000, n_groups=300)
+    path = _write(tmp_path, "csv", {"t": t, "p": p, "g": g})
+    monkeypatch.setattr(groups, "GROUP_TABLES_MAX_BYTES", 1 << 12)
+    with pytest.raises(_io.DataError, match=r"300 groups of 'g' x 5 classes need one 5 x 5 "
+                                            r"table per group.*pass a coarser --by column"):
+        _by(path)
