@@ -66,7 +66,7 @@ from ._validation import (
 from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
 from .exceptions import UndefinedKappaWarning
-from .groups import KappaByGroup, group_interval_iv
+from .groups import KappaByGroup, _group_kappas, group_interval_iv
 from .streaming import CohenKappa
 
 __all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
@@ -461,60 +461,63 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
 
 
 def _partition_groups(part, spec, inputs):
-    """{group key: CohenKappa} of one partition (rows with a missing group id are
-    dropped here; the client counts them and applies ``nan_policy``)."""
+    """One partition's per-group tables, counted by the group kernel of
+    :func:`fastkappa.kappa_by_group`: ``{"keys", "tables", "classes", "missing"}``,
+    where ``classes`` is a :class:`fastkappa.CohenKappa` that learned the
+    partition's classes (merged, it puts every table on one scale).  Rows with a
+    missing group id are only counted here; the client applies ``nan_policy``."""
+    from .groups import kappa_by_group as group_kernel
+
     t, p, w, f, g = flatten_labels(part["y_true"], part["y_pred"],
                                    sample_weight=_values(part, "sample_weight"),
                                    frequency_weight=_values(part, "frequency_weight"),
                                    groups=part["groups"])
     g = _plain(g)
+    out = {"keys": [], "tables": None, "classes": CohenKappa(**spec), "missing": 0}
     if len(g) == 0:
-        return {}
+        return out
     t, p = _plain(t), _plain(p)
     w = None if w is None else _plain(w)
     f = None if f is None else _plain(f)
     codes, keys = id_keys(g, len(g), "groups")
-    missing = codes < 0
-    out = {}
-    if missing.any():
-        out[_MISSING] = int(missing.sum())  # only counted, never scored
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
-    for j, key in enumerate(keys.tolist()):
-        sel = order[bounds[j]:bounds[j + 1]]
-        if len(sel) == 0:
-            continue
-        acc = CohenKappa(**spec)
-        acc.update(t[sel], p[sel], sample_weight=None if w is None else w[sel],
-                   frequency_weight=None if f is None else f[sel], **inputs)
-        out[key] = acc
+    present = codes >= 0
+    out["missing"] = int(len(codes) - present.sum())
+    if not present.any():
+        return out
+    if out["missing"]:
+        t, p, w, f = (None if x is None else x[present] for x in (t, p, w, f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)  # scored on the client
+        res = group_kernel(t, p, keys[codes[present]], labels=spec.get("labels"),
+                           n_classes=spec.get("n_classes"), sample_weight=w,
+                           frequency_weight=f, **inputs)
+    out["keys"] = res.groups.tolist()
+    out["tables"] = np.asarray(res.confusion)
+    out["classes"].update(res.classes, res.classes)
+    out["labels"] = res.classes
     return out
 
 
-class _MissingKey:
-    """The key under which partitions count rows whose group id is missing."""
-
-    def __repr__(self) -> str:
-        return "<missing group>"
-
-    def __reduce__(self):
-        return "_MISSING"
-
-
-_MISSING = _MissingKey()
-
-
-def _merge_group_dicts(*dicts):
-    out: dict = {}
-    for d in dicts:
-        for key, acc in d.items():
-            if key is _MISSING:
-                out[key] = out.get(key, 0) + acc
-            elif key in out:
-                out[key] = out[key] + acc
-            else:
-                out[key] = copy.deepcopy(acc)
-    return out
+def _merge_group_tables(*parts):
+    """Merge partitions' group tables: the union of groups and of classes."""
+    classes = functools.reduce(lambda a, b: a.merge(b), (x["classes"] for x in parts[1:]),
+                               copy.deepcopy(parts[0]["classes"]))
+    labels = classes.labels
+    at = {v: i for i, v in enumerate(labels.tolist())}
+    keys: dict = {}
+    for x in parts:
+        for key in x["keys"]:
+            keys.setdefault(key, len(keys))
+    used = [x for x in parts if x["tables"] is not None]
+    dtype = np.result_type(*(x["tables"].dtype for x in used)) if used else np.int64
+    k = len(labels)
+    tables = np.zeros((len(keys), k, k), dtype=dtype)
+    for x in used:
+        rows = np.array([keys[key] for key in x["keys"]], dtype=np.int64)
+        pos = np.array([at[v] for v in np.asarray(x["labels"]).tolist()], dtype=np.int64)
+        tables[np.ix_(rows, pos, pos)] += x["tables"]  # groups are distinct in a part
+    return {"keys": list(keys), "tables": tables, "classes": classes, "labels": labels,
+            "missing": sum(x["missing"] for x in parts)}
 
 
 def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None = None,
@@ -525,9 +528,10 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
                    frequency_weight=None):
     """Kappa per group on dask collections (see :func:`fastkappa.kappa_by_group`).
 
-    One pass: each partition scores its rows of every group into a
-    :class:`fastkappa.CohenKappa`; the accumulators of each group are merged
-    across partitions and then put on the global class scale. ``method``
+    One pass: each partition counts its rows of every group with the group
+    kernel of :func:`fastkappa.kappa_by_group` (one K x K table per group);
+    the tables are merged across partitions on the union of their classes and
+    reduced as in memory, so count tables give exactly the in-memory result. ``method``
     adds an iid interval per group from its confusion matrix (not with
     ``sample_weight``, whose intervals need the rows); ``ci`` is its
     deprecated alias. Missing group ids follow ``nan_policy``.
@@ -590,31 +594,27 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
                          "sample_weight": sample_weight, "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_groups)(part, spec, inputs) for part in parts]
-    merged = _tree(tasks, _merge_group_dicts).compute()
+    merged = _tree(tasks, _merge_group_tables).compute()
     if len(tasks) == 1:
-        merged = _merge_group_dicts(merged)
-    missing = merged.pop(_MISSING, None)
-    if missing is not None and nan_policy != "omit":
+        merged = _merge_group_tables(merged)
+    missing = merged["missing"]
+    if missing and nan_policy != "omit":
         raise ValueError(
             f"`groups` is missing (NaN/None/null) on {missing} rows; pass "
             "nan_policy='omit' to drop them.")
-    if not merged:
+    if not merged["keys"]:
         raise ValueError("no rows to score: the collections are empty"
                          + (" once rows without a group id are dropped." if missing else "."))
-    overall = functools.reduce(lambda a, b: a.merge(b), merged.values(),
-                               CohenKappa(**spec))
-    classes = overall.labels
-    keys = sorted(merged, key=lambda v: (isinstance(v, str), v))
-    tables = np.stack([merged[k].aligned(classes) for k in keys])
+    classes = merged["labels"]
+    # groups sorted as before (numbers, then strings), tables summed exactly (counts)
+    order = sorted(range(len(merged["keys"])),
+                   key=lambda j: (isinstance(merged["keys"][j], str), merged["keys"][j]))
+    keys = [merged["keys"][j] for j in order]
+    tables = merged["tables"][order]
     wmat = _weights.weight_matrix(len(classes), spec["weights"])
-    kappa = np.full(len(keys), np.nan)
-    n_g = tables.sum(axis=(1, 2))
-    for i in range(len(keys)):
-        obs, exp = _weights.kappa_terms(tables[i], wmat)
-        if exp > 0:
-            kappa[i] = 1.0 - obs / exp
-    if not overall.weighted:
-        n_g = np.array([merged[k].n_rows for k in keys], dtype=np.int64)
+    kappa, n_g = _group_kappas(tables, wmat)  # the in-memory reduction
+    if tables.dtype.kind in "iu":
+        n_g = n_g.astype(np.int64)
     undefined = np.isnan(kappa)
     if undefined.any():
         warnings.warn(
@@ -623,7 +623,8 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
             f"replace_undefined_by={replace_undefined_by!r}.", UndefinedKappaWarning,
             stacklevel=2)
         kappa[undefined] = replace_undefined_by
-    total = overall.compute(replace_undefined_by=replace_undefined_by)
+    total = _weights.finish_kappa(*_weights.kappa_terms(tables.sum(axis=0), wmat),
+                                  replace_undefined_by)
     low = high = None
     if method is not None:
         low = np.full(len(keys), np.nan)
@@ -632,6 +633,8 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for i in range(len(keys)):
+                if tables[i].sum() == 0:  # no scored row: no interval, as in memory
+                    continue
                 res = kappa_ci_from_confusion(
                     tables[i], weights=spec["weights"], method=method,
                     confidence_level=confidence_level, n_resamples=n_resamples, seed=seeds[i])

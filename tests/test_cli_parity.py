@@ -189,10 +189,6 @@ def test_score_nan_policy_with_missing_weight(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--sample-weight", "w", "--frequency-weight", "count"],
      "--frequency-weight: not allowed with argument --sample-weight"),
-    (["--sample-weight", "w", "--by", "site"], "--sample-weight does not go with --by"),
-    (["--frequency-weight", "count", "--clusters", "patient"],
-     "--frequency-weight does not go with --clusters"),
-    (["--sample-weight", "w", "--method", "bca"], "give counts with --frequency-weight"),
     (["--normalize", "true"], "shape the figure; add --plot PATH"),
     (["--class-names", "a,b,c,d"], "shape the figure; add --plot PATH"),
     (["--normalize", "rows"], "invalid choice: 'rows'"),
