@@ -271,7 +271,7 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
     if n_missing:
         raise ValueError(
             f"`{name}` holds {n_missing} missing ids (NaN/None); every row of long-format "
-            f"data needs an {name} id.")
+            f"data needs an id in `{name}`.")
     return codes, [u.item() if isinstance(u, np.generic) else u for u in uniques]
 
 
