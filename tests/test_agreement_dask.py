@@ -1,4 +1,4 @@
-"""fastkappa.dask (implemented in fastkappa.dask_agreement): long-format Dask collections equal the in-memory result."""
+"""fastkappa.dask (via fastkappa.dask_agreement): Dask collections equal the in-memory result."""
 
 from __future__ import annotations
 
