@@ -68,13 +68,16 @@ def _level_weighted(level) -> bool:
     return not (isinstance(level, str) and level == "nominal")
 
 
-def _undefined(name: str, stacklevel: int) -> float:
+def _undefined(name: str, stacklevel: int, replace_undefined_by: Any = None) -> float:
+    """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default)."""
+    returned = ("nan" if replace_undefined_by is None
+                else f"replace_undefined_by={replace_undefined_by!r}")
     warnings.warn(
         f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
-        "chance agreement is 1, e.g. every rating in one class); returning nan. Declare "
-        "the full class scale with `labels=` or `n_classes=` if classes are missing.",
-        UndefinedKappaWarning, stacklevel=stacklevel + 1)
-    return math.nan
+        f"chance agreement is 1, e.g. every rating in one class); returning {returned}. "
+        "Declare the full class scale with `labels=` or `n_classes=` if classes are "
+        "missing.", UndefinedKappaWarning, stacklevel=stacklevel + 1)
+    return math.nan if replace_undefined_by is None else replace_undefined_by
 
 
 def _check_pairs(table: RatingsTable) -> None:
@@ -87,7 +90,8 @@ def _check_pairs(table: RatingsTable) -> None:
             "needs ratings from at least two raters.")
 
 
-def _one(name: str, ratings, weights, level, keywords, stacklevel: int = 3) -> float:
+def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
+         stacklevel: int = 3) -> float:
     weights = _norm_weights(weights)
     if name == "krippendorff_alpha":
         _r.check_level(level)
@@ -97,7 +101,7 @@ def _one(name: str, ratings, weights, level, keywords, stacklevel: int = 3) -> f
     _check_pairs(table)
     model = _r.build_model(table, (name,), weights, level)
     v = float(_r.values(model, model.total)[name][0])
-    return v if math.isfinite(v) else _undefined(name, stacklevel)
+    return v if math.isfinite(v) else _undefined(name, stacklevel, replace_undefined_by)
 
 
 _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), optional
@@ -115,9 +119,15 @@ _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), option
     missing : scalar, optional
         A label value that marks a missing rating (e.g. -1 or "")."""
 
+_UNDEFINED_DOC = """    replace_undefined_by : float, default nan
+        Returned, with an :class:`~fastkappa.UndefinedKappaWarning`, when the
+        coefficient is undefined (chance agreement of 1, e.g. every rating in
+        one class), as in :func:`fastkappa.cohen_kappa`."""
+
 
 def percent_agreement(ratings: ArrayLike | None = None, *,
-                      weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                      weights: str | ArrayLike | None = None,
+                      replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Observed agreement ``p_a``: the share of agreeing rater pairs per item, averaged.
 
     Parameters
@@ -126,6 +136,7 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (as :func:`fastkappa.cohen_kappa`);
         pairs of ratings count with agreement weight ``1 - w / max(w)``.
+    {undefined}
 
     Returns
     -------
@@ -144,11 +155,12 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
     >>> round(fk.percent_agreement(ratings), 4)
     0.8333
     """
-    return _one("percent_agreement", ratings, weights, None, keywords)
+    return _one("percent_agreement", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def fleiss_kappa(ratings: ArrayLike | None = None, *,
-                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                 weights: str | ArrayLike | None = None,
+                 replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Fleiss' kappa (a generalised Scott's pi), weighted when ``weights`` is given.
 
     Parameters
@@ -156,6 +168,7 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -183,11 +196,12 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
     >>> round(fk.fleiss_kappa(ratings), 4)
     0.7447
     """
-    return _one("fleiss_kappa", ratings, weights, None, keywords)
+    return _one("fleiss_kappa", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def conger_kappa(ratings: ArrayLike | None = None, *,
-                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                 weights: str | ArrayLike | None = None,
+                 replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Conger's kappa (a generalised Cohen's kappa), weighted when ``weights`` is given.
 
     Needs rater identity: wide ``ratings`` or long format (not ``counts=``).
@@ -197,6 +211,7 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -222,11 +237,12 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
     >>> round(fk.conger_kappa(ratings), 4)
     0.7526
     """
-    return _one("conger_kappa", ratings, weights, None, keywords)
+    return _one("conger_kappa", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def gwet_ac(ratings: ArrayLike | None = None, *,
-            weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+            weights: str | ArrayLike | None = None,
+            replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Gwet's AC1 (unweighted) or AC2 (weighted) agreement coefficient.
 
     Parameters
@@ -234,6 +250,7 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (AC2 when given).
+    {undefined}
 
     Returns
     -------
@@ -260,11 +277,12 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
     >>> round(fk.gwet_ac(ratings), 4)
     0.7526
     """
-    return _one("gwet_ac", ratings, weights, None, keywords)
+    return _one("gwet_ac", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def brennan_prediger(ratings: ArrayLike | None = None, *,
-                     weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                     weights: str | ArrayLike | None = None,
+                     replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Brennan and Prediger's coefficient (chance agreement ``T_a / K^2``).
 
     Parameters
@@ -272,6 +290,7 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -295,11 +314,12 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     >>> round(fk.brennan_prediger(ratings), 4)
     0.75
     """
-    return _one("brennan_prediger", ratings, weights, None, keywords)
+    return _one("brennan_prediger", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def krippendorff_alpha(ratings: ArrayLike | None = None, *,
-                       level: str | ArrayLike = "nominal", **keywords: Any) -> float:
+                       level: str | ArrayLike = "nominal",
+                       replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Krippendorff's alpha from the coincidence matrix.
 
     Parameters
@@ -310,6 +330,7 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
         ``'interval'`` and ``'ratio'`` use the label *values* (numbers);
         ``'ordinal'`` uses the class order and marginal frequencies; a matrix
         gives the disagreements directly (zero diagonal).
+    {undefined}
 
     Returns
     -------
@@ -333,13 +354,13 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
     >>> round(fk.krippendorff_alpha(ratings), 4)
     0.75
     """
-    return _one("krippendorff_alpha", ratings, None, level, keywords)
+    return _one("krippendorff_alpha", ratings, None, level, keywords, replace_undefined_by)
 
 
 for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
            krippendorff_alpha):
     _f.__doc__ = _f.__doc__.replace("{keywords}", _KEYWORDS_DOC.strip()).replace(
-        "{{", "{").replace("}}", "}")
+        "{undefined}", _UNDEFINED_DOC.strip()).replace("{{", "{").replace("}}", "}")
 del _f
 
 
