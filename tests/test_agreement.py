@@ -336,7 +336,8 @@ def test_replace_undefined_by(name, replacement):
     """Undefined (every rating in one class): nan by default, else the stand-in, warned."""
     x = [[2, 2, 2], [2, 2, None], [2, 2, 2]]
     func = getattr(fk, name)
-    with pytest.warns(fk.UndefinedKappaWarning, match="undefined .* returning replace_undefined_by=nan"):
+    with pytest.warns(fk.UndefinedKappaWarning,
+                      match="undefined .* returning replace_undefined_by=nan"):
         assert np.isnan(func(x))
     with pytest.warns(fk.UndefinedKappaWarning,
                       match=f"returning replace_undefined_by={replacement!r}"):
