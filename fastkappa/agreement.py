@@ -36,7 +36,8 @@ from ._raters_input import RatingsTable, encode_ratings
 from .exceptions import UndefinedKappaWarning
 
 __all__ = ["Agreement", "AgreementRow", "agreement", "brennan_prediger", "conger_kappa",
-           "fleiss_kappa", "gwet_ac", "krippendorff_alpha", "percent_agreement"]
+           "fleiss_kappa", "gwet_ac", "krippendorff_alpha", "light_kappa",
+           "percent_agreement"]
 
 _NORMAL = statistics.NormalDist()
 
@@ -357,8 +358,69 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
     return _one("krippendorff_alpha", ratings, None, level, keywords, replace_undefined_by)
 
 
+def light_kappa(ratings: ArrayLike | None = None, *,
+                weights: str | ArrayLike | None = None,
+                replace_undefined_by: float = np.nan, **keywords: Any) -> float:
+    """Light's kappa: Cohen's kappa of every pair of raters, averaged.
+
+    Needs rater identity: wide ``ratings`` or long format (not ``counts=``).
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index: each pair's weighted kappa, as
+        :func:`fastkappa.cohen_kappa` computes it.
+    {undefined}
+
+    Returns
+    -------
+    float
+        ``(1/P) sum_{g<h} kappa_gh``, with ``kappa_gh`` Cohen's kappa of
+        raters g and h on the items both rated, over the ``P`` pairs of
+        raters that share an item. With two raters it is Cohen's kappa.
+
+    Notes
+    -----
+    Each pair uses the items both raters rated (pairwise deletion); a pair
+    with no common item is left out of the mean. The coefficient is
+    undefined (nan, or ``replace_undefined_by``) when a pair's chance
+    agreement is 1. In :func:`fastkappa.agreement`
+    (``coefficients=["light_kappa", ...]``) its standard error is the
+    linearised variance of the mean, conditional on the raters: each
+    item's influence is the sum over pairs of Cohen's kappa influence
+    terms (Fleiss, Cohen and Everitt 1969).
+
+    References
+    ----------
+    .. [1] Light, R. J. (1971). Measures of response agreement for qualitative
+       data: some generalizations and alternatives. Psychological Bulletin,
+       76(5), 365-377. https://doi.org/10.1037/h0031643
+    .. [2] Conger, A. J. (1980). Integration and generalization of kappas for
+       multiple raters. Psychological Bulletin, 88(2), 322-328.
+       https://doi.org/10.1037/0033-2909.88.2.322
+    .. [3] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample
+       standard errors of kappa and weighted kappa. Psychological Bulletin,
+       72(5), 323-327. https://doi.org/10.1037/h0028106
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None], [1, 3, 3]]
+    >>> round(fk.light_kappa(ratings), 4)
+    0.5724
+    """
+    weights = _norm_weights(weights)
+    table = _encode(ratings, keywords, _is_weighted(weights))
+    _check_pairs(table)
+    _r.check_light_table(table)
+    a = _r.agreement_weights(table.n_classes, weights)
+    v = float(_r.light_value(_r.pair_confusions(table.codes, table.n_classes)[None], a)[0])
+    return v if math.isfinite(v) else _undefined("light_kappa", 2, replace_undefined_by)
+
+
 for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
-           krippendorff_alpha):
+           krippendorff_alpha, light_kappa):
     _f.__doc__ = _f.__doc__.replace("{keywords}", _KEYWORDS_DOC.strip()).replace(
         "{undefined}", _UNDEFINED_DOC.strip()).replace("{{", "{").replace("}}", "}")
 del _f
@@ -373,11 +435,12 @@ def _check_options(coefficients, population_size, table: RatingsTable):
         names = [c for c in _r.COEFFICIENTS if c != "conger_kappa" or table.codes is not None]
     else:
         names = [coefficients] if isinstance(coefficients, str) else list(coefficients)
+        known = _r.COEFFICIENTS + _r.ON_REQUEST
         for c in names:
-            if c not in _r.COEFFICIENTS:
+            if c not in known:
                 raise ValueError(
                     f"unknown coefficient {c!r}; `coefficients` takes names from "
-                    f"{', '.join(_r.COEFFICIENTS)}.")
+                    f"{', '.join(known)}.")
         if len(set(names)) != len(names) or not names:
             raise ValueError("`coefficients` must name each coefficient once (at least one).")
     fpc = 1.0
@@ -453,8 +516,9 @@ def agreement(
     {keywords}
     coefficients : str or list of str, optional
         Any of ``'percent_agreement'``, ``'fleiss_kappa'``, ``'conger_kappa'``,
-        ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``.
-        Default: all (without Conger's kappa for ``counts=`` input).
+        ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``, and
+        ``'light_kappa'`` (only when named). Default: the first six (without
+        Conger's kappa for ``counts=`` input).
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights of the kappa family (Gwet's AC2 when given).
     level : {{'nominal', 'ordinal', 'interval', 'ratio'}} or (K, K) array, optional
@@ -559,7 +623,7 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
             continue
         g, n = _r.influence_vector(name, model, total, est[name])
         n_units = n_clusters
-        if name == "krippendorff_alpha":  # units holding a pairable item
+        if name in ("krippendorff_alpha", "light_kappa"):  # units holding a pairable item
             n_units = float(counts[feats[:, _r.TWO] > 0].sum())
         ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
     reps = jack = None
