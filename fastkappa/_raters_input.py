@@ -412,14 +412,21 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     chunks = _chunks(x.size)
     has_missing = missing is not None
     miss = float(missing) if has_missing else 0.0
-    if chunks == 1:
-        parts = np.zeros((1, 4))
-        kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
+    if has_missing:  # the range of the values other than `missing`
+        if chunks == 1:
+            parts = np.zeros((1, 4))
+            kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
+        else:
+            parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
+        lo, hi = parts[:, 0].min(), parts[:, 1].max()
+        if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
+            return None
     else:
-        parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
-    lo, hi = parts[:, 0].min(), parts[:, 1].max()
-    if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
-        return None
+        # NumPy's vectorised NaN-skipping reductions; a value that is not a whole
+        # number is caught by the encoding pass (counted as invalid)
+        lo, hi = np.fmin.reduce(x, axis=None), np.fmax.reduce(x, axis=None)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return None
     lo, hi = int(lo), int(hi)
     if labels is None and n_classes is None:
         if hi - lo >= 64:

@@ -204,8 +204,9 @@ def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, 
             if v != v or (has_missing and v == missing):
                 codes[i, g] = -1
                 continue
-            s = lut[np.int64(v) - off]
-            if s >= k:
+            iv = np.int64(v)
+            s = lut[iv - off]
+            if s >= k or np.float64(iv) != v:  # not a class, or not a whole number
                 invalid += 1
                 codes[i, g] = -1
             else:
@@ -223,9 +224,10 @@ def _encode_numeric(x, off, lut, k, has_missing, missing, n_chunks):
     """Class codes (int32, -1 missing) and item x class counts of whole-number ratings.
 
     ``lut[v - off]`` is the class of value ``v`` (``k``: not a class); the
-    caller has checked that every present value is a whole number inside
-    the table.  Returns ``(codes, counts, n_invalid, per_item, per_class,
-    per_rater)``: the last three as :func:`_table_summary` gives them.
+    caller has checked that every present value lies inside the table, and
+    a value that is not a whole number counts as invalid.  Returns ``(codes,
+    counts, n_invalid, per_item, per_class, per_rater)``: the last three as
+    :func:`_table_summary` gives them.
     """
     n, n_raters = x.shape
     codes = np.empty(x.shape, dtype=np.int32)
