@@ -174,7 +174,7 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
         if kind == "num":
             for col, name in zip(cols, names, strict=True):
                 if isinstance(col, FloatColumn):
-                    _float_codes(col, name)  # raises for non-integral floats
+                    whole_float_codes(col, name)  # raises for non-integral floats
         classes = _observed_values(cols, missing, kind)
     else:
         classes = np.asarray(declared)
@@ -197,6 +197,18 @@ def check_order(ordered: bool, weighted: bool) -> None:
             "needs ordered classes, but the labels are strings with no declared order "
             "(alphabetical order would give a meaningless number). Pass `labels=[...]` "
             "in scale order, or use an ordered pandas Categorical.")
+
+
+def whole_float_codes(col, name: str):
+    """:func:`_validation._float_codes` for ratings: a non-integral float is a
+    ValueError that suggests rounding (agreement functions take no `thresholds=`)."""
+    try:
+        return _float_codes(col, name)
+    except ValueError as err:
+        raise ValueError(str(err).replace(
+            "To score continuous predictions, pass `thresholds=` cut points (see "
+            "fastkappa.optimize_thresholds).",
+            "Round or bin continuous ratings into classes first.")) from None
 
 
 def _slots(col, classes, kind, missing, name) -> np.ndarray:
