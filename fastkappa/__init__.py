@@ -13,6 +13,7 @@ from .agreement import (
     fleiss_kappa,
     gwet_ac,
     krippendorff_alpha,
+    light_kappa,
     percent_agreement,
 )
 from .agreement_categories import agreement_by_category
@@ -71,6 +72,7 @@ __all__ = [
     "kappa_ci_from_confusion",
     "kappa_from_confusion",
     "krippendorff_alpha",
+    "light_kappa",
     "optimize_thresholds",
     "percent_agreement",
     "quadratic_weighted_kappa",

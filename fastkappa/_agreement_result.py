@@ -18,6 +18,7 @@ _TITLES = {
     "gwet_ac": "Gwet's AC1",
     "brennan_prediger": "Brennan-Prediger",
     "krippendorff_alpha": "Krippendorff's alpha",
+    "light_kappa": "Light's kappa",
 }
 
 

@@ -174,7 +174,7 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
         if kind == "num":
             for col, name in zip(cols, names, strict=True):
                 if isinstance(col, FloatColumn):
-                    _float_codes(col, name)  # raises for non-integral floats
+                    whole_float_codes(col, name)  # raises for non-integral floats
         classes = _observed_values(cols, missing, kind)
     else:
         classes = np.asarray(declared)
@@ -197,6 +197,18 @@ def check_order(ordered: bool, weighted: bool) -> None:
             "needs ordered classes, but the labels are strings with no declared order "
             "(alphabetical order would give a meaningless number). Pass `labels=[...]` "
             "in scale order, or use an ordered pandas Categorical.")
+
+
+def whole_float_codes(col, name: str):
+    """:func:`_validation._float_codes` for ratings: a non-integral float is a
+    ValueError that suggests rounding (agreement functions take no `thresholds=`)."""
+    try:
+        return _float_codes(col, name)
+    except ValueError as err:
+        raise ValueError(str(err).replace(
+            "To score continuous predictions, pass `thresholds=` cut points (see "
+            "fastkappa.optimize_thresholds).",
+            "Round or bin continuous ratings into classes first.")) from None
 
 
 def _slots(col, classes, kind, missing, name) -> np.ndarray:
@@ -271,7 +283,7 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
     if n_missing:
         raise ValueError(
             f"`{name}` holds {n_missing} missing ids (NaN/None); every row of long-format "
-            f"data needs an {name} id.")
+            f"data needs an id in `{name}`.")
     return codes, [u.item() if isinstance(u, np.generic) else u for u in uniques]
 
 
@@ -412,14 +424,21 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     chunks = _chunks(x.size)
     has_missing = missing is not None
     miss = float(missing) if has_missing else 0.0
-    if chunks == 1:
-        parts = np.zeros((1, 4))
-        kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
+    if has_missing:  # the range of the values other than `missing`
+        if chunks == 1:
+            parts = np.zeros((1, 4))
+            kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
+        else:
+            parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
+        lo, hi = parts[:, 0].min(), parts[:, 1].max()
+        if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
+            return None
     else:
-        parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
-    lo, hi = parts[:, 0].min(), parts[:, 1].max()
-    if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
-        return None
+        # NumPy's vectorised NaN-skipping reductions; a value that is not a whole
+        # number is caught by the encoding pass (counted as invalid)
+        lo, hi = np.fmin.reduce(x, axis=None), np.fmax.reduce(x, axis=None)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return None
     lo, hi = int(lo), int(hi)
     if labels is None and n_classes is None:
         if hi - lo >= 64:

@@ -36,7 +36,8 @@ from ._raters_input import RatingsTable, encode_ratings
 from .exceptions import UndefinedKappaWarning
 
 __all__ = ["Agreement", "AgreementRow", "agreement", "brennan_prediger", "conger_kappa",
-           "fleiss_kappa", "gwet_ac", "krippendorff_alpha", "percent_agreement"]
+           "fleiss_kappa", "gwet_ac", "krippendorff_alpha", "light_kappa",
+           "percent_agreement"]
 
 _NORMAL = statistics.NormalDist()
 
@@ -68,13 +69,16 @@ def _level_weighted(level) -> bool:
     return not (isinstance(level, str) and level == "nominal")
 
 
-def _undefined(name: str, stacklevel: int) -> float:
+def _undefined(name: str, stacklevel: int, replace_undefined_by: Any = None) -> float:
+    """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default)."""
+    returned = ("nan" if replace_undefined_by is None
+                else f"replace_undefined_by={replace_undefined_by!r}")
     warnings.warn(
         f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
-        "chance agreement is 1, e.g. every rating in one class); returning nan. Declare "
-        "the full class scale with `labels=` or `n_classes=` if classes are missing.",
-        UndefinedKappaWarning, stacklevel=stacklevel + 1)
-    return math.nan
+        f"chance agreement is 1, e.g. every rating in one class); returning {returned}. "
+        "Declare the full class scale with `labels=` or `n_classes=` if classes are "
+        "missing.", UndefinedKappaWarning, stacklevel=stacklevel + 1)
+    return math.nan if replace_undefined_by is None else replace_undefined_by
 
 
 def _check_pairs(table: RatingsTable) -> None:
@@ -87,7 +91,8 @@ def _check_pairs(table: RatingsTable) -> None:
             "needs ratings from at least two raters.")
 
 
-def _one(name: str, ratings, weights, level, keywords, stacklevel: int = 3) -> float:
+def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
+         stacklevel: int = 3) -> float:
     weights = _norm_weights(weights)
     if name == "krippendorff_alpha":
         _r.check_level(level)
@@ -97,7 +102,7 @@ def _one(name: str, ratings, weights, level, keywords, stacklevel: int = 3) -> f
     _check_pairs(table)
     model = _r.build_model(table, (name,), weights, level)
     v = float(_r.values(model, model.total)[name][0])
-    return v if math.isfinite(v) else _undefined(name, stacklevel)
+    return v if math.isfinite(v) else _undefined(name, stacklevel, replace_undefined_by)
 
 
 _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), optional
@@ -115,9 +120,15 @@ _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), option
     missing : scalar, optional
         A label value that marks a missing rating (e.g. -1 or "")."""
 
+_UNDEFINED_DOC = """    replace_undefined_by : float, default nan
+        Returned, with an :class:`~fastkappa.UndefinedKappaWarning`, when the
+        coefficient is undefined (chance agreement of 1, e.g. every rating in
+        one class), as in :func:`fastkappa.cohen_kappa`."""
+
 
 def percent_agreement(ratings: ArrayLike | None = None, *,
-                      weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                      weights: str | ArrayLike | None = None,
+                      replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Observed agreement ``p_a``: the share of agreeing rater pairs per item, averaged.
 
     Parameters
@@ -126,6 +137,7 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (as :func:`fastkappa.cohen_kappa`);
         pairs of ratings count with agreement weight ``1 - w / max(w)``.
+    {undefined}
 
     Returns
     -------
@@ -144,11 +156,12 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
     >>> round(fk.percent_agreement(ratings), 4)
     0.8333
     """
-    return _one("percent_agreement", ratings, weights, None, keywords)
+    return _one("percent_agreement", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def fleiss_kappa(ratings: ArrayLike | None = None, *,
-                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                 weights: str | ArrayLike | None = None,
+                 replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Fleiss' kappa (a generalised Scott's pi), weighted when ``weights`` is given.
 
     Parameters
@@ -156,6 +169,7 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -183,11 +197,12 @@ def fleiss_kappa(ratings: ArrayLike | None = None, *,
     >>> round(fk.fleiss_kappa(ratings), 4)
     0.7447
     """
-    return _one("fleiss_kappa", ratings, weights, None, keywords)
+    return _one("fleiss_kappa", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def conger_kappa(ratings: ArrayLike | None = None, *,
-                 weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                 weights: str | ArrayLike | None = None,
+                 replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Conger's kappa (a generalised Cohen's kappa), weighted when ``weights`` is given.
 
     Needs rater identity: wide ``ratings`` or long format (not ``counts=``).
@@ -197,6 +212,7 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -222,11 +238,12 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
     >>> round(fk.conger_kappa(ratings), 4)
     0.7526
     """
-    return _one("conger_kappa", ratings, weights, None, keywords)
+    return _one("conger_kappa", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def gwet_ac(ratings: ArrayLike | None = None, *,
-            weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+            weights: str | ArrayLike | None = None,
+            replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Gwet's AC1 (unweighted) or AC2 (weighted) agreement coefficient.
 
     Parameters
@@ -234,6 +251,7 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index (AC2 when given).
+    {undefined}
 
     Returns
     -------
@@ -260,11 +278,12 @@ def gwet_ac(ratings: ArrayLike | None = None, *,
     >>> round(fk.gwet_ac(ratings), 4)
     0.7526
     """
-    return _one("gwet_ac", ratings, weights, None, keywords)
+    return _one("gwet_ac", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def brennan_prediger(ratings: ArrayLike | None = None, *,
-                     weights: str | ArrayLike | None = None, **keywords: Any) -> float:
+                     weights: str | ArrayLike | None = None,
+                     replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Brennan and Prediger's coefficient (chance agreement ``T_a / K^2``).
 
     Parameters
@@ -272,6 +291,7 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     {keywords}
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index.
+    {undefined}
 
     Returns
     -------
@@ -295,11 +315,12 @@ def brennan_prediger(ratings: ArrayLike | None = None, *,
     >>> round(fk.brennan_prediger(ratings), 4)
     0.75
     """
-    return _one("brennan_prediger", ratings, weights, None, keywords)
+    return _one("brennan_prediger", ratings, weights, None, keywords, replace_undefined_by)
 
 
 def krippendorff_alpha(ratings: ArrayLike | None = None, *,
-                       level: str | ArrayLike = "nominal", **keywords: Any) -> float:
+                       level: str | ArrayLike = "nominal",
+                       replace_undefined_by: float = np.nan, **keywords: Any) -> float:
     """Krippendorff's alpha from the coincidence matrix.
 
     Parameters
@@ -310,6 +331,7 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
         ``'interval'`` and ``'ratio'`` use the label *values* (numbers);
         ``'ordinal'`` uses the class order and marginal frequencies; a matrix
         gives the disagreements directly (zero diagonal).
+    {undefined}
 
     Returns
     -------
@@ -333,13 +355,74 @@ def krippendorff_alpha(ratings: ArrayLike | None = None, *,
     >>> round(fk.krippendorff_alpha(ratings), 4)
     0.75
     """
-    return _one("krippendorff_alpha", ratings, None, level, keywords)
+    return _one("krippendorff_alpha", ratings, None, level, keywords, replace_undefined_by)
+
+
+def light_kappa(ratings: ArrayLike | None = None, *,
+                weights: str | ArrayLike | None = None,
+                replace_undefined_by: float = np.nan, **keywords: Any) -> float:
+    """Light's kappa: Cohen's kappa of every pair of raters, averaged.
+
+    Needs rater identity: wide ``ratings`` or long format (not ``counts=``).
+
+    Parameters
+    ----------
+    {keywords}
+    weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
+        Disagreement weights by class index: each pair's weighted kappa, as
+        :func:`fastkappa.cohen_kappa` computes it.
+    {undefined}
+
+    Returns
+    -------
+    float
+        ``(1/P) sum_{g<h} kappa_gh``, with ``kappa_gh`` Cohen's kappa of
+        raters g and h on the items both rated, over the ``P`` pairs of
+        raters that share an item. With two raters it is Cohen's kappa.
+
+    Notes
+    -----
+    Each pair uses the items both raters rated (pairwise deletion); a pair
+    with no common item is left out of the mean. The coefficient is
+    undefined (nan, or ``replace_undefined_by``) when a pair's chance
+    agreement is 1. In :func:`fastkappa.agreement`
+    (``coefficients=["light_kappa", ...]``) its standard error is the
+    linearised variance of the mean, conditional on the raters: each
+    item's influence is the sum over pairs of Cohen's kappa influence
+    terms (Fleiss, Cohen and Everitt 1969).
+
+    References
+    ----------
+    .. [1] Light, R. J. (1971). Measures of response agreement for qualitative
+       data: some generalizations and alternatives. Psychological Bulletin,
+       76(5), 365-377. https://doi.org/10.1037/h0031643
+    .. [2] Conger, A. J. (1980). Integration and generalization of kappas for
+       multiple raters. Psychological Bulletin, 88(2), 322-328.
+       https://doi.org/10.1037/0033-2909.88.2.322
+    .. [3] Fleiss, J. L., Cohen, J., & Everitt, B. S. (1969). Large sample
+       standard errors of kappa and weighted kappa. Psychological Bulletin,
+       72(5), 323-327. https://doi.org/10.1037/h0028106
+
+    Examples
+    --------
+    >>> import fastkappa as fk
+    >>> ratings = [[1, 1, 1], [1, 2, 2], [3, 3, 3], [2, 2, None], [1, 3, 3]]
+    >>> round(fk.light_kappa(ratings), 4)
+    0.5724
+    """
+    weights = _norm_weights(weights)
+    table = _encode(ratings, keywords, _is_weighted(weights))
+    _check_pairs(table)
+    _r.check_light_table(table)
+    a = _r.agreement_weights(table.n_classes, weights)
+    v = float(_r.light_value(_r.pair_confusions(table.codes, table.n_classes)[None], a)[0])
+    return v if math.isfinite(v) else _undefined("light_kappa", 2, replace_undefined_by)
 
 
 for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
-           krippendorff_alpha):
+           krippendorff_alpha, light_kappa):
     _f.__doc__ = _f.__doc__.replace("{keywords}", _KEYWORDS_DOC.strip()).replace(
-        "{{", "{").replace("}}", "}")
+        "{undefined}", _UNDEFINED_DOC.strip()).replace("{{", "{").replace("}}", "}")
 del _f
 
 
@@ -352,11 +435,12 @@ def _check_options(coefficients, population_size, table: RatingsTable):
         names = [c for c in _r.COEFFICIENTS if c != "conger_kappa" or table.codes is not None]
     else:
         names = [coefficients] if isinstance(coefficients, str) else list(coefficients)
+        known = _r.COEFFICIENTS + _r.ON_REQUEST
         for c in names:
-            if c not in _r.COEFFICIENTS:
+            if c not in known:
                 raise ValueError(
                     f"unknown coefficient {c!r}; `coefficients` takes names from "
-                    f"{', '.join(_r.COEFFICIENTS)}.")
+                    f"{', '.join(known)}.")
         if len(set(names)) != len(names) or not names:
             raise ValueError("`coefficients` must name each coefficient once (at least one).")
     fpc = 1.0
@@ -432,8 +516,9 @@ def agreement(
     {keywords}
     coefficients : str or list of str, optional
         Any of ``'percent_agreement'``, ``'fleiss_kappa'``, ``'conger_kappa'``,
-        ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``.
-        Default: all (without Conger's kappa for ``counts=`` input).
+        ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``, and
+        ``'light_kappa'`` (only when named). Default: the first six (without
+        Conger's kappa for ``counts=`` input).
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights of the kappa family (Gwet's AC2 when given).
     level : {{'nominal', 'ordinal', 'interval', 'ratio'}} or (K, K) array, optional
@@ -538,7 +623,7 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
             continue
         g, n = _r.influence_vector(name, model, total, est[name])
         n_units = n_clusters
-        if name == "krippendorff_alpha":  # units holding a pairable item
+        if name in ("krippendorff_alpha", "light_kappa"):  # units holding a pairable item
             n_units = float(counts[feats[:, _r.TWO] > 0].sum())
         ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
     reps = jack = None

@@ -21,7 +21,7 @@ import numpy as np
 from ._agreement_result import Agreement
 from .agreement_stream import AgreementAccumulator
 
-__all__ = ["accumulate_file", "agreement_file"]
+__all__ = ["accumulate_file", "agreement_file", "check_rated"]
 
 
 def _ids(arr) -> np.ndarray:
@@ -107,7 +107,10 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
             rows = np.arange(row0, row0 + len(cols[c]), dtype=np.int64)
             if keep is not None:
                 rows = rows[keep]
-            acc.update(rows, np.full(len(rows), c, dtype=object), lab)
+            try:
+                acc.update(rows, np.full(len(rows), c, dtype=object), lab)
+            except ValueError as e:  # the accumulator's `label` is this rater's column
+                raise ValueError(str(e).replace("`label`", f"column {c!r}")) from None
     return acc
 
 
@@ -153,4 +156,12 @@ def agreement_file(path: Any, *, item: str | None = None, rater: str | None = No
     acc = accumulate_file(path, item=item, rater=rater, label=label, wide=wide,
                           labels=labels, n_classes=n_classes, missing=missing, sep=sep,
                           progress=progress)
+    check_rated(acc)
     return acc.compute(**options)
+
+
+def check_rated(acc: AgreementAccumulator) -> None:
+    """A ValueError when the file gave no rating (no row, or every label missing)."""
+    if acc.n_ratings == 0:
+        raise ValueError("the file holds no rating: it has no data row, or every label "
+                         "is missing.")

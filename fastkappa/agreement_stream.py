@@ -18,7 +18,14 @@ from numpy.typing import ArrayLike
 
 from ._agreement_result import Agreement
 from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
-from ._raters_input import RatingsTable, _factorize, _finish, _slots, check_order
+from ._raters_input import (
+    RatingsTable,
+    _factorize,
+    _finish,
+    _slots,
+    check_order,
+    whole_float_codes,
+)
 from ._validation import _check_labels
 
 __all__ = ["AgreementAccumulator"]
@@ -187,9 +194,7 @@ class AgreementAccumulator:
         if self._declared is not None:
             return _slots(col, self._declared, self._kind, self._missing, "label")
         if isinstance(col, FloatColumn):
-            from ._validation import _float_codes
-
-            col = _float_codes(col, "label")
+            col = whole_float_codes(col, "label")
         if isinstance(col, IntColumn):
             uniq, inverse = np.unique(col.values, return_inverse=True)
             col = CodesColumn(inverse.astype(np.int64), uniq, kind="num")

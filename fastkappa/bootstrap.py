@@ -467,19 +467,23 @@ def sparse_cells(units: Units) -> bool:
 
 
 def _poisson_tables(units: Units):
-    """The Poisson-and-top-up tables of iid cells, or None when binomials are cheaper
-    (fewer cells than sqrt(N) / 4) or the tables would be too large.
+    """:func:`poisson_tables` of iid cells."""
+    return poisson_tables(units.type_counts, units.n_units)
+
+
+def poisson_tables(counts: np.ndarray, n: int):
+    """The Poisson-and-top-up tables of a multinomial over ``counts`` (summing to
+    ``n``), or None when binomials are cheaper (fewer cells than sqrt(N) / 4) or
+    the tables would be too large.
 
     Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
     is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
     """
     kern = _kernels()
-    n = units.n_units
     root = math.sqrt(n)
     margin = kern._POISSON_MARGIN * root
-    if 4 * units.n_types <= root or n - margin <= 0:
+    if 4 * len(counts) <= root or n - margin <= 0:
         return None
-    counts = units.type_counts
     # cells with equal counts share a table (a few hundred distinct counts at most
     # where a table is worth it), so the tables stay small and in cache
     uniq, tab_of = np.unique(counts, return_inverse=True)

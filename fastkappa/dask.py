@@ -650,3 +650,9 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
         confidence_level=confidence_level if method else None,
         n_resamples=None if method in (None, "asymptotic") else n_resamples,
         seed=None if method in (None, "asymptotic") else seed_record(seq))
+
+
+# many raters: implemented in fastkappa.dask_agreement, used from here
+from .dask_agreement import accumulate_agreement, agreement  # noqa: E402
+
+__all__ += ["accumulate_agreement", "agreement"]

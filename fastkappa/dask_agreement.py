@@ -7,8 +7,9 @@ tree (an item's ratings may be spread over any partitions), and the client
 scores the merged items x raters table.  A worker holds one partition and
 one accumulator at a time.
 
-Import it explicitly (``import fastkappa.dask_agreement``); it needs
-the ``dask`` extra (``pip install "fastkappa[dask]"``, or from a clone
+Use it as ``fastkappa.dask.agreement`` and
+``fastkappa.dask.accumulate_agreement`` (this module implements them); it
+needs the ``dask`` extra (``pip install "fastkappa[dask]"``, or from a clone
 ``pip install -e ".[dask]"``).
 """
 
@@ -18,7 +19,6 @@ from typing import Any
 
 from ._install import install_hint
 from .agreement_stream import AgreementAccumulator
-from .dask import _merge_many, _partitions, _tree
 
 try:
     import dask
@@ -56,14 +56,16 @@ def accumulate_agreement(item, rater, label, *, labels=None, n_classes=None, mis
     Examples
     --------
     >>> import dask.array as da, numpy as np
-    >>> import fastkappa.dask_agreement as fkda
+    >>> import fastkappa.dask as fkd
     >>> item = da.from_array(np.array([1, 1, 2, 2, 3, 3]), chunks=4)
     >>> rater = da.from_array(np.array([0, 1, 0, 1, 0, 1]), chunks=4)
     >>> label = da.from_array(np.array([0, 0, 1, 1, 1, 0]), chunks=4)
-    >>> acc = fkda.accumulate_agreement(item, rater, label)
+    >>> acc = fkd.accumulate_agreement(item, rater, label)
     >>> acc.n_items, acc.n_ratings
     (3, 6)
     """
+    from .dask import _merge_many, _partitions, _tree  # fastkappa.dask re-exports this module
+
     spec = {"labels": labels, "n_classes": n_classes, "missing": missing}
     AgreementAccumulator(**spec)  # validates the options before any task runs
     parts = _partitions({"item": item, "rater": rater, "label": label})
@@ -107,11 +109,11 @@ def agreement(item, rater, label, *, labels=None, n_classes=None, missing=None,
     Examples
     --------
     >>> import dask.array as da, numpy as np
-    >>> import fastkappa.dask_agreement as fkda
+    >>> import fastkappa.dask as fkd
     >>> item = da.from_array(np.array([1, 1, 2, 2, 3, 3, 4, 4]), chunks=3)
     >>> rater = da.from_array(np.array([0, 1, 0, 1, 0, 1, 0, 1]), chunks=3)
     >>> label = da.from_array(np.array([0, 0, 1, 1, 1, 0, 2, 2]), chunks=3)
-    >>> res = fkda.agreement(item, rater, label, coefficients="fleiss_kappa")
+    >>> res = fkd.agreement(item, rater, label, coefficients="fleiss_kappa")
     >>> round(res["fleiss_kappa"].estimate, 4)
     0.619
     """

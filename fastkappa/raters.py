@@ -24,6 +24,7 @@ Feature layout (``K`` classes, ``R`` raters)::
     KNK  r_ik [r_i >= 2]                       (K columns)
     O    coincidences of item i                (K*K columns; ordinal alpha only)
     C    [rater g put item i in class k]       (R*K columns; Conger only)
+    L    [raters g, h put item i in k, l]      (P*K*K columns, P rater pairs; Light only)
 
 with ``r*_ik = sum_l a_kl r_il`` (kappa-family agreement weights ``a``) and
 ``r^`` the same with Krippendorff's agreement weights ``1 - d / max(d)``.
@@ -41,6 +42,10 @@ from ._raters_input import RatingsTable, distinct_rows
 
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
                 "brennan_prediger", "krippendorff_alpha")
+#: coefficients reported only when asked for by name (``coefficients=``)
+ON_REQUEST = ("light_kappa",)
+#: most (rating-row types) x (rater pairs) x K^2 cells of Light's features in agreement()
+LIGHT_MAX_CELLS = 50_000_000
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
@@ -134,6 +139,7 @@ class Model:
     knk: slice
     o: slice | None
     c: slice | None
+    light: slice | None = None
 
     @property
     def total(self) -> np.ndarray:
@@ -156,6 +162,9 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
             f"Conger's kappa needs the items x raters table, and this panel is sparse "
             f"({table.n_input} items x {len(table.raters)} raters, most pairs unrated), "
             "which is not supported yet; use the other coefficients (`coefficients=`).")
+    light = "light_kappa" in names
+    if light:
+        check_light_table(table)
     kripp = "krippendorff_alpha" in names
     a = agreement_weights(k, weights)
     ka = None
@@ -166,12 +175,12 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         if not ordinal:
             top = d.max()
             ka = np.ones((k, k)) if not top > 0 else 1.0 - d / top
-    if conger:
+    if conger or light:
         first, inverse, type_counts = distinct_rows(table.codes, -1, k - 1)
         codes = table.codes[first]
         r = table.counts[first]
         n_raters = table.codes.shape[1]
-        silent = np.flatnonzero(table.rater_counts == 0)
+        silent = np.flatnonzero(table.rater_counts == 0) if conger else []
         if len(silent):
             raise ValueError(
                 f"rater {table.raters[silent[0]]!r} has no rating, so Conger's kappa (which "
@@ -222,11 +231,115 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         onehot[ti, gi, codes[ti, gi]] = 1.0
         blocks.append(onehot.reshape(t, n_raters * k))
         c = slice(p, p + n_raters * k)
+        p += n_raters * k
+    lt = None
+    if light:
+        gi, hi = rater_pairs(n_raters)
+        width = len(gi) * k * k
+        if t * width > LIGHT_MAX_CELLS:
+            raise ValueError(
+                f"Light's kappa in agreement() keeps {t} distinct rating rows x {len(gi)} "
+                f"rater pairs x {k * k} class pairs, more than {LIGHT_MAX_CELLS:,} cells; "
+                "compute the estimate alone with fastkappa.light_kappa, or leave "
+                "'light_kappa' out of `coefficients=`.")
+        blocks.append(_pair_cells(codes, gi, hi, k).reshape(t, width))
+        lt = slice(p, p + width)
     features = np.ascontiguousarray(np.concatenate(blocks, axis=1))
     return Model(names=tuple(names), k=k, n_raters=n_raters, a=a, ka=ka, ordinal=ordinal,
                  conger=conger, features=features, type_counts=type_counts,
                  item_type=item_type, pi=pi, knk=knk,
-                 o=o, c=c)
+                 o=o, c=c, light=lt)
+
+
+# --------------------------------------------------------------------------- Light
+
+
+def check_light_table(table: RatingsTable) -> None:
+    """Light's kappa needs rater identity: a ValueError for anonymous or sparse panels."""
+    if table.codes is None:
+        what = ("`counts=` input has anonymous raters" if not table.raters else
+                f"this panel is sparse ({table.n_input} items x {len(table.raters)} raters, "
+                "most pairs unrated), which is not supported yet")
+        raise ValueError(
+            f"Light's kappa compares each pair of raters, so it needs the items x raters "
+            f"table; {what}. Pass wide `ratings` or long `item=`, `rater=`, `label=`.")
+
+
+def rater_pairs(n_raters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(g, h)``, ``g < h``, of every pair of raters."""
+    return np.triu_indices(n_raters, 1)
+
+
+def _pair_cells(codes: np.ndarray, gi: np.ndarray, hi: np.ndarray, k: int) -> np.ndarray:
+    """One-hot (rows, P, K, K): row i has a 1 at (p, k, l) when pair p rated it k, l."""
+    both = (codes[:, gi] >= 0) & (codes[:, hi] >= 0)
+    out = np.zeros((len(codes), len(gi), k, k))
+    ti, pi = np.nonzero(both)
+    out[ti, pi, codes[ti, gi[pi]], codes[ti, hi[pi]]] = 1.0
+    return out
+
+
+def pair_confusions(codes: np.ndarray, k: int) -> np.ndarray:
+    """Confusion matrix of every rater pair over the items both rated: (P, K, K).
+
+    One ``bincount`` per pair over the items x raters code table (``-1``:
+    missing), without collapsing items into types.
+    """
+    gi, hi = rater_pairs(codes.shape[1])
+    out = np.empty((len(gi), k, k))
+    for p, (g, h) in enumerate(zip(gi, hi, strict=True)):
+        cg, ch = codes[:, g], codes[:, h]
+        both = (cg >= 0) & (ch >= 0)
+        cell = cg[both].astype(np.int64) * k + ch[both]
+        out[p] = np.bincount(cell, minlength=k * k).reshape(k, k)
+    return out
+
+
+def _pair_terms(conf: np.ndarray, a: np.ndarray):
+    """``(n_p, p_o, p_e, row shares, column shares)`` of confusions (..., K, K)."""
+    n = conf.sum(axis=(-2, -1))
+    safe = np.where(n > 0, n, 1.0)[..., None, None]
+    prob = conf / safe
+    row, col = prob.sum(axis=-1), prob.sum(axis=-2)
+    po = (prob * a).sum(axis=(-2, -1))
+    pe = np.einsum("...k,kl,...l->...", row, a, col)
+    return n, po, pe, row, col
+
+
+def light_value(conf: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Light's kappa: the mean Cohen's kappa of the rater pairs; conf (B, P, K, K) -> (B,).
+
+    Pairs with no common item are left out; nan when no pair is left or a
+    pair's kappa is undefined (chance agreement of 1).
+    """
+    n, po, pe, _, _ = _pair_terms(conf, a)
+    used = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = np.where(1.0 - pe > 1e-14, (po - pe) / (1.0 - pe), np.nan)
+    total = np.where(used, kappa, 0.0).sum(axis=-1)
+    n_used = used.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_used > 0, total / n_used, np.nan)
+
+
+def _light_influence(m: Model, s: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, float]:
+    """Light's linearisation: each pair's Cohen's kappa influence (the Fleiss, Cohen and
+    Everitt 1969 terms) on the pair's cells, over the pairs in the mean."""
+    k = m.k
+    conf = s[m.light].reshape(-1, k, k)
+    n_p, po, pe, row, col = _pair_terms(conf, m.a)
+    used = n_p > 0
+    kappa = (po - pe) / (1.0 - pe)
+    a_row = col @ m.a.T          # sum_l a_kl c_l, for each k: (P, K)
+    a_col = row @ m.a            # sum_k r_k a_kl, for each l: (P, K)
+    inf = ((m.a[None] - po[:, None, None])
+           - (1.0 - kappa)[:, None, None] * (a_row[:, :, None] + a_col[:, None, :]
+                                            - 2.0 * pe[:, None, None]))
+    inf /= (1.0 - pe)[:, None, None]
+    n = float(s[TWO])
+    scale = np.where(used, n / (used.sum() * np.where(used, n_p, 1.0)), 0.0)
+    g[m.light] = (inf * scale[:, None, None]).reshape(-1)
+    return g, n
 
 
 # --------------------------------------------------------------------------- values
@@ -281,6 +394,9 @@ def values(m: Model, s: np.ndarray) -> dict[str, np.ndarray]:
         if name == "krippendorff_alpha":
             out[name] = _alpha(m, s)
             continue
+        if name == "light_kappa":
+            out[name] = light_value(s[:, m.light].reshape(len(s), -1, m.k, m.k), m.a)
+            continue
         pe = _chance(name, m, s)
         if name == "percent_agreement":
             out[name] = pa
@@ -322,6 +438,8 @@ def influence_vector(name: str, m: Model, s: np.ndarray, estimate: float) -> tup
     n2 = float(s[TWO])
     if name == "krippendorff_alpha":
         return _alpha_influence(m, s, g)
+    if name == "light_kappa":
+        return _light_influence(m, s, g)
     pe = float(_chance(name, m, s[None])[0])
     coef = estimate
     g[PA] = (n / n2) / (1.0 - pe)
@@ -413,6 +531,11 @@ class Units:
 #: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
 #: plus its count; at 0.25 types per unit the multinomial was still faster)
 TYPES_PER_UNIT_MAX = 0.4
+#: draw the multinomial over types from Poisson tables (one look-up per type plus
+#: ~1.5 sqrt(n) top-up draws) from this many types per sqrt(units) on; below it
+#: one binomial per type is cheaper (measured: 7,775 Conger row types at 1e6
+#: items halved; 251 count types at 1e6 items doubled)
+POISSON_MIN_TYPES_PER_ROOT = 2.0
 
 
 def _sparse_tail(features: np.ndarray, start: int):
@@ -440,13 +563,14 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     entries.
     """
     from ._kernels import raters as kern
-    from .bootstrap import SERIAL_MAX_DRAWS, block_seeds
+    from .bootstrap import SERIAL_MAX_DRAWS, block_seeds, poisson_tables
 
     feats, counts = units.features, units.counts
     n_units = int(counts.sum())
-    if m.c is not None:
-        dense = np.ascontiguousarray(feats[:, :m.c.start])
-        idx, val = _sparse_tail(feats, m.c.start)
+    tail = m.c if m.c is not None else m.light
+    if tail is not None:
+        dense = np.ascontiguousarray(feats[:, :tail.start])
+        idx, val = _sparse_tail(feats, tail.start)
     else:
         dense, idx, val = feats, np.empty((len(feats), 0), np.int64), np.empty((len(feats), 0))
     if by_index is None:
@@ -455,14 +579,29 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     # is as good as the data's and does not depend on it
     unit_type = (np.repeat(np.arange(len(counts), dtype=np.int64), counts) if by_index
                  else np.empty(0, dtype=np.int64))
+    if tail is not None and not by_index:
+        # rating-row types share the dense features of their count vector: add the
+        # draws up per distinct dense row first, then each dense row once
+        dense, dense_of = np.unique(dense, axis=0, return_inverse=True)
+        dense_of = dense_of.reshape(-1).astype(np.int64)
+    else:
+        dense_of = np.arange(len(dense), dtype=np.int64)
+    # many types: one Poisson table look-up per type instead of a binomial (the
+    # ~1.5 sqrt(n) top-up draws per replicate pay off from about 2 sqrt(n) types)
+    many = len(counts) >= POISSON_MIN_TYPES_PER_ROOT * math.sqrt(n_units)
+    tables = poisson_tables(counts, n_units) if many and not by_index else None
+    if tables is None:
+        tables = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64),
+                  np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
+                  np.empty(0, np.int64))
     per_rep = (n_units if by_index else len(counts)) + dense.shape[1] + idx.shape[1]
     serial = n_resamples * per_rep <= SERIAL_MAX_DRAWS
     kernel = kern._bootstrap_type_moments_serial if serial else kern._bootstrap_type_moments
-    return kernel(counts, dense, idx, val, np.int64(feats.shape[1]),
-                  unit_type, np.int64(n_units),
+    return kernel(counts, dense_of, np.ascontiguousarray(dense), idx, val,
+                  np.int64(feats.shape[1]), unit_type, tables, np.int64(n_units),
                   n_resamples, block_seeds(seed, n_resamples))
 
 
-__all__ = ["COEFFICIENTS", "LEVELS", "Model", "Units", "agreement_weights",
+__all__ = ["COEFFICIENTS", "LEVELS", "ON_REQUEST", "Model", "Units", "agreement_weights",
            "bootstrap_moments", "build_model", "gwet_variance", "influence_vector",
-           "values"]
+           "light_value", "pair_confusions", "values"]

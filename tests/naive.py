@@ -547,3 +547,40 @@ def soft_kappa_ratio(p, y, w):
         o[y[i]] += p[i]
     e = np.outer(o.sum(axis=1), o.sum(axis=0)) / n
     return (w * o).sum() / (w * e).sum()
+
+
+def light_kappa(ratings, k, weights=None, item_weight=None):
+    """Light (1971): mean over rater pairs of scikit-learn's Cohen's kappa on the items
+    both rated (pairs with no common item left out); ``weights`` as scikit-learn's
+    (None, 'linear', 'quadratic'); ``item_weight`` one weight per item."""
+    from sklearn.metrics import cohen_kappa_score
+
+    n_raters = len(ratings[0])
+    w = [1.0] * len(ratings) if item_weight is None else item_weight
+    kappas = []
+    for g, h in itertools.combinations(range(n_raters), 2):
+        both = [i for i, row in enumerate(ratings)
+                if row[g] is not None and row[h] is not None]
+        if not both:
+            continue
+        kappas.append(cohen_kappa_score([ratings[i][g] for i in both],
+                                        [ratings[i][h] for i in both], labels=list(range(k)),
+                                        weights=weights, sample_weight=[w[i] for i in both]))
+    return sum(kappas) / len(kappas)
+
+
+def light_kappa_se(ratings, k, weights=None, step=1e-5):
+    """Linearised SE of Light's kappa from numerical derivatives: item i's influence is
+    dL/dw_i at unit item weights (central differences); SE^2 = U/(U-1) sum_i (dL/dw_i)^2
+    over the U items with two or more ratings."""
+    n = len(ratings)
+    pairable = [i for i, row in enumerate(ratings) if sum(v is not None for v in row) >= 2]
+    total = 0.0
+    for i in pairable:
+        up, down = [1.0] * n, [1.0] * n
+        up[i], down[i] = 1.0 + step, 1.0 - step
+        d = (light_kappa(ratings, k, weights, up) - light_kappa(ratings, k, weights, down)) / (
+            2 * step)
+        total += d * d
+    u = len(pairable)
+    return math.sqrt(u / (u - 1) * total)

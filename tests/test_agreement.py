@@ -296,7 +296,12 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.fleiss_kappa(counts=[[1, -2]]), "non-negative"),
     (lambda: fk.fleiss_kappa(counts=[[1.5, 2]]), "whole numbers"),
     (lambda: fk.fleiss_kappa(counts=[[1, 2]], n_classes=3), "3 classes are declared"),
-    (lambda: fk.fleiss_kappa([[1, 2.5], [1, 1]]), "non-integral"),
+    (lambda: fk.fleiss_kappa([[1, 2.5], [1, 1]]),
+     "non-integral .* Round or bin continuous ratings into classes first"),
+    (lambda: fk.fleiss_kappa(np.array([[1, 2.5], [1, 1]])),
+     "non-integral .* Round or bin continuous ratings into classes first"),
+    (lambda: fk.AgreementAccumulator().update([1, 1], [0, 1], [0.5, 1.0]),
+     "non-integral .* Round or bin continuous ratings into classes first"),
     (lambda: fk.fleiss_kappa([[1, "a"], [1, 1]]), "mixes strings and numbers"),
     (lambda: fk.fleiss_kappa([[1, 2]], missing=[1]), "`missing` must be"),
     (lambda: fk.fleiss_kappa([[1, 2]], colour=1), "unexpected keyword"),
@@ -327,6 +332,32 @@ def test_undefined_warns_and_returns_nan():
     with pytest.warns(fk.UndefinedKappaWarning, match="undefined"):
         assert np.isnan(fk.fleiss_kappa(x))
     assert fk.percent_agreement(x) == 1.0
+
+
+@pytest.mark.parametrize("name", ["fleiss_kappa", "conger_kappa", "gwet_ac",
+                                  "brennan_prediger", "krippendorff_alpha"])
+@pytest.mark.parametrize("replacement", [0.0, -1.0, 1.0])
+def test_replace_undefined_by(name, replacement):
+    """Undefined (every rating in one class): nan by default, else the stand-in, warned."""
+    x = [[2, 2, 2], [2, 2, None], [2, 2, 2]]
+    func = getattr(fk, name)
+    with pytest.warns(fk.UndefinedKappaWarning,
+                      match="undefined .* returning replace_undefined_by=nan"):
+        assert np.isnan(func(x))
+    with pytest.warns(fk.UndefinedKappaWarning,
+                      match=f"returning replace_undefined_by={replacement!r}"):
+        assert func(x, replace_undefined_by=replacement) == replacement
+    with warnings.catch_warnings():  # a defined coefficient ignores the stand-in
+        warnings.simplefilter("error")
+        y = [[1, 2, 2], [2, 2, None], [1, 1, 1]]
+        assert func(y, replace_undefined_by=replacement) == func(y)
+
+
+def test_percent_agreement_takes_replace_undefined_by():
+    # with a pair of ratings p_a is always defined; no pair at all is a ValueError
+    assert fk.percent_agreement([[1, 1], [1, 1]], replace_undefined_by=0.0) == 1.0
+    with pytest.raises(ValueError, match="no item has two"):
+        fk.percent_agreement([[1, None], [None, 2]], replace_undefined_by=0.0)
 
 
 def test_numeric_fast_path_equals_general_path(rng):

@@ -1,4 +1,4 @@
-"""fastkappa.dask_agreement: long-format Dask collections equal the in-memory result."""
+"""fastkappa.dask (via fastkappa.dask_agreement): Dask collections equal the in-memory result."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import fastkappa as fk
 
 dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
-import fastkappa.dask_agreement as fkda  # noqa: E402  (dask is there: a broken module fails)
+import fastkappa.dask as fkd  # noqa: E402  (dask is there: a broken module fails)
+import fastkappa.dask_agreement as fkda  # noqa: E402
 
 
 @pytest.fixture
@@ -32,8 +33,8 @@ def test_dataframe_columns_match_in_memory(long_frame):
     want = fk.agreement(item=long_frame.doc, rater=long_frame.annotator,
                         label=long_frame.label, weights="quadratic")
     with dask.config.set(scheduler="synchronous"):
-        got = fkda.agreement(ddf.doc, ddf.annotator, ddf.label, weights="quadratic")
-        acc = fkda.accumulate_agreement(ddf.doc, ddf.annotator, ddf.label)
+        got = fkd.agreement(ddf.doc, ddf.annotator, ddf.label, weights="quadratic")
+        acc = fkd.accumulate_agreement(ddf.doc, ddf.annotator, ddf.label)
     assert acc.n_ratings == len(long_frame)
     for a, b in zip(got, want, strict=True):
         assert a.estimate == pytest.approx(b.estimate, abs=1e-13), a.coefficient
@@ -60,3 +61,21 @@ def test_duplicates_across_partitions_are_refused(long_frame):
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError,
                                                                  match="more than once"):
         fkda.agreement(ddf.doc, ddf.annotator, ddf.label)
+
+
+def test_public_path_is_fastkappa_dask():
+    assert fkd.agreement is fkda.agreement
+    assert fkd.accumulate_agreement is fkda.accumulate_agreement
+    assert {"agreement", "accumulate_agreement"} <= set(fkd.__all__)
+
+
+def test_implementation_module_imports_first(tmp_path):
+    """Importing the implementation module before fastkappa.dask has no import cycle."""
+    import subprocess
+    import sys
+
+    code = ("import fastkappa.dask_agreement as a, fastkappa.dask as d; "
+            "assert d.agreement is a.agreement")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False, timeout=300)
+    assert run.returncode == 0, run.stderr

@@ -53,6 +53,11 @@ def test_parallel_counting_equals_serial(rng):
     assert (c[x == 1] == -1).all() and t[:, 1].sum() == 0
 
 
+#: no Poisson tables: the multinomial draws one binomial per type
+NO_TABLES = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64), np.empty(0),
+             np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
 def test_parallel_bootstrap_equals_serial():
     counts = np.array([50, 30, 15, 5], dtype=np.int64)
     dense = np.eye(4)  # the dense sums are the type counts themselves
@@ -61,10 +66,12 @@ def test_parallel_bootstrap_equals_serial():
     seeds = np.arange(1, 9, dtype=np.uint32)
     no_units = np.empty(0, dtype=np.int64)
     unit_type = np.repeat(np.arange(4), counts)
+    dense_of = np.arange(4, dtype=np.int64)
     for units in (no_units, unit_type):
-        a = kern._bootstrap_type_moments(counts, dense, idx, val, 6, units, 100, 64, seeds)
-        b = kern._bootstrap_type_moments_serial(counts, dense, idx, val, 6, units, 100, 64,
-                                                seeds)
+        a = kern._bootstrap_type_moments(counts, dense_of, dense, idx, val, 6, units, NO_TABLES,
+                                         100, 64, seeds)
+        b = kern._bootstrap_type_moments_serial(counts, dense_of, dense, idx, val, 6, units,
+                                                NO_TABLES, 100, 64, seeds)
         np.testing.assert_array_equal(a, b)
         m = a[:, :4]
         assert (m.sum(axis=1) == 100).all() and m.std(axis=0).min() > 0
@@ -74,9 +81,49 @@ def test_parallel_bootstrap_equals_serial():
     ones = np.ones((4, 1))
     empty = np.empty((4, 0), np.int64)
     for units in (no_units, unit_type):
-        out = kern._bootstrap_type_moments(counts, ones, empty, empty.astype(float), 1, units,
-                                           100, 16, seeds)
+        out = kern._bootstrap_type_moments(counts, dense_of, ones, empty, empty.astype(float),
+                                           1, units, NO_TABLES, 100, 16, seeds)
         assert (out == 100).all()
+    # types sharing a dense row: the row's sum is the sum of their draws
+    shared = np.array([0, 1, 0, 1], dtype=np.int64)
+    two = np.array([[1.0, 0.0], [0.0, 1.0]])
+    for units in (no_units, unit_type):
+        for kernel in (kern._bootstrap_type_moments, kern._bootstrap_type_moments_serial):
+            out = kernel(counts, shared, two, idx, val, 6, units, NO_TABLES, 100, 64, seeds)
+            assert ((out[:, 0] + out[:, 1]) == 100).all() and out[:, 0].std() > 0
+            full = kernel(counts, dense_of, dense, idx, val, 6, units, NO_TABLES, 100, 64, seeds)
+            np.testing.assert_array_equal(out[:, 0], full[:, 0] + full[:, 2])
+            np.testing.assert_array_equal(out[:, 1], full[:, 1] + full[:, 3])
+            np.testing.assert_array_equal(out[:, 4:], full[:, 4:])
+
+
+def test_poisson_table_draws_are_multinomial():
+    """Many types: one Poisson table look-up per type, topped up to exactly n units."""
+    from fastkappa.bootstrap import poisson_tables
+
+    counts = np.repeat(np.array([80, 40, 20, 10], dtype=np.int64), 60)  # 240 types
+    n = int(counts.sum())
+    tables = poisson_tables(counts, n)
+    assert tables is not None
+    dense_of = np.arange(len(counts), dtype=np.int64)
+    dense = np.eye(len(counts))
+    idx = np.empty((len(counts), 0), np.int64)
+    seeds = np.arange(1, 9, dtype=np.uint32)
+    no_units = np.empty(0, dtype=np.int64)
+    args = (counts, dense_of, dense, idx, idx.astype(float), len(counts), no_units, tables,
+            n, 2000, seeds)
+    a = kern._bootstrap_type_moments(*args)
+    np.testing.assert_array_equal(a, kern._bootstrap_type_moments_serial(*args))
+    assert (a.sum(axis=1) == n).all()
+    # multinomial moments: mean n p_t, variance n p_t (1 - p_t), 2,000 replicates
+    p = counts / n
+    se_mean = np.sqrt(n * p * (1 - p) / len(a))
+    assert (np.abs(a.mean(axis=0) - n * p) < 5 * se_mean).all()
+    var = a.var(axis=0, ddof=1)
+    assert abs(var.sum() / (n * p * (1 - p)).sum() - 1) < 0.03
+    # the draws of distinct types are negatively correlated (-n p_s p_t)
+    cov = np.cov(a[:, 0], a[:, 1])[0, 1]
+    assert cov == pytest.approx(-n * p[0] * p[1], abs=5 * np.sqrt(var[0] * var[1] / len(a)))
 
 
 def test_cluster_features_sum_each_clusters_items(rng):

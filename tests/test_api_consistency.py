@@ -82,10 +82,11 @@ ENTRY_POINTS = {
     "agreement": (fk.agreement, ("labels", "n_classes", "weights", *INTERVAL, "clusters")),
     "agreement_by_category": (fk.agreement_by_category,
                               ("labels", "n_classes", *INTERVAL, "clusters")),
-    **{name: (getattr(fk, name), ("labels", "n_classes", "weights"))
+    **{name: (getattr(fk, name), ("labels", "n_classes", "weights", "replace_undefined_by"))
        for name in ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
-                    "brennan_prediger")},
-    "krippendorff_alpha": (fk.krippendorff_alpha, ("labels", "n_classes")),
+                    "brennan_prediger", "light_kappa")},
+    "krippendorff_alpha": (fk.krippendorff_alpha,
+                           ("labels", "n_classes", "replace_undefined_by")),
     "dask.confusion_matrix": (lambda: _dask().confusion_matrix, INPUT),
     "dask.cohen_kappa": (lambda: _dask().cohen_kappa,
                          (*INPUT, "weights", "replace_undefined_by")),
@@ -113,7 +114,7 @@ DEFAULT_EXCEPTIONS = {
 #: signature): their data come as a matrix, long columns or counts, chosen by keyword
 KEYWORDS_VIA_KWARGS = {"agreement", "agreement_by_category", "percent_agreement",
                        "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
-                       "krippendorff_alpha"}
+                       "krippendorff_alpha", "light_kappa"}
 
 #: shared keywords an entry point does not take, with the reason
 MISSING_EXCEPTIONS = {

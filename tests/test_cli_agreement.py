@@ -187,3 +187,39 @@ def test_declared_classes(tmp_path, capsys):
     want = fk.agreement(x, labels=["low", "mid", "high"], coefficients="brennan_prediger")
     _same(got, want)
     assert got["classes"] == ["low", "mid", "high"]
+
+
+@pytest.mark.parametrize(("layout", "text", "extra", "message"), [
+    ("long", "doc,who,grade\n1,a,0\n,b,1\n2,a,1\n2,b,1\n", [],
+     "--item holds 1 missing ids (NaN/None); every row of long-format data needs an id "
+     "in --item."),
+    ("long", "doc,who,grade\n1,a,0\n1,,1\n2,a,1\n2,b,1\n", [],
+     "--rater holds 1 missing ids (NaN/None); every row of long-format data needs an id "
+     "in --rater."),
+    ("long", "doc,who,grade\n1,a,0\n1,b,7\n2,a,1\n2,b,1\n", ["--n-classes", "3"],
+     "--label holds 7 (1 rating), which is not one of the declared classes; declare it "
+     "in --labels / --n-classes, or leave the cell empty (a missing rating)."),
+    ("wide", "a,b\n0,7\n1,1\n", ["--n-classes", "3"],
+     "column 'b' holds 7 (1 rating), which is not one of the declared classes; declare it "
+     "in --labels / --n-classes, or leave the cell empty (a missing rating)."),
+    ("wide", "a,b\nx,y\nx,x\n", ["--level", "interval", "--labels", "x,y"],
+     "the labels are strings; use --level ordinal (with --labels in scale order)."),
+    ("wide", "a,b\nx,y\nx,x\n", ["--level", "ratio"],
+     "meaningless number). Pass --labels in scale order."),
+    ("long", "doc,who,grade\n", [],
+     "the file holds no rating: it has no data row, or every label is missing."),
+    ("long", "doc,who,grade\n1,a,\n1,b,\n", [],
+     "the file holds no rating: it has no data row, or every label is missing."),
+])
+def test_data_errors_name_the_command_line_options(tmp_path, capsys, layout, text, extra,
+                                                   message):
+    path = tmp_path / "f.csv"
+    path.write_text(text)
+    cols = (["--item", "doc", "--rater", "who", "--label", "grade"] if layout == "long"
+            else ["--wide", "a", "b"])
+    code, out, err = run(["agreement", str(path), *cols, *extra], capsys)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err == f"fastkappa agreement: error: {message}\n" or message in err
+    for python_name in ("`item`", "`rater`", "`label`", "`level`", "`missing=`", "level=",
+                        "update()", "Categorical", "matrix"):
+        assert python_name not in err

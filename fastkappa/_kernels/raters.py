@@ -12,8 +12,9 @@ resampling works on distinct feature rows ("types") with multiplicities:
 n_units) over the types and returns the feature sums of every replicate.
 
 Determinism: replicates are split into ``len(block_seeds)`` fixed blocks, each
-reseeding NumPy's generator at its start inside one ``prange`` iteration, so
-the replicates do not depend on the number of threads.
+with its own xoshiro256+ generator seeded from its block seed (the two-rater
+engine's fast exact binomial sampler), so the replicates do not depend on the
+number of threads.
 
 Kernels never raise.
 """
@@ -24,7 +25,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit
-from .resampling import _draw_multinomial
+from .resampling import _draw_multinomial_fast, _draw_multinomial_poisson, _rng_init, _uniform
 
 
 @jit()
@@ -56,38 +57,55 @@ def _count_item_classes(codes, k, n_chunks):
 
 
 @jit()
-def _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
-                   draws, out):
+def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense, sp_idx,
+                   sp_val, lo, hi, draws, group_draws, state, out):
     """Replicates lo..hi: draw type counts, then add up the types' features.
 
-    Type counts come from a multinomial over the types (one binomial per
-    type), or, when ``unit_type`` is not empty, from ``n_units`` uniform
-    draws of units (cheaper when almost every unit is its own type).
-    Features are ``dense[t]`` (the first columns) plus sparse entries
-    ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none).
+    Type counts come from a multinomial over the types: one binomial per
+    type, or with ``poisson`` tables (a tuple of non-empty arrays, see
+    ``_kernels.resampling._draw_multinomial_poisson``) one Poisson table
+    look-up per type; or, when ``unit_type`` is not empty, from ``n_units``
+    uniform draws of units (cheaper when almost every unit is its own type).
+    Features are ``dense[dense_of[t]]`` (the first columns: types sharing a
+    dense row are added up first, then each dense row once) plus sparse
+    entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none).
     """
     n_types = type_counts.shape[0]
+    n_groups = dense.shape[0]
     n_dense = dense.shape[1]
     n_sparse = sp_idx.shape[1]
     by_index = unit_type.shape[0] > 0
+    fn = np.float64(n_units)
     for rep in range(lo, hi):
         if by_index:
             for t in range(n_types):
                 draws[t] = 0
             for _ in range(n_units):
-                draws[unit_type[np.random.randint(0, n_units)]] += 1  # noqa: NPY002
+                u = min(np.int64(_uniform(state) * fn), n_units - 1)
+                draws[unit_type[u]] += 1
+        elif poisson[0].shape[0] > 0:
+            _draw_multinomial_poisson(poisson[0], poisson[1], poisson[2], poisson[3],
+                                      poisson[4], poisson[5], poisson[6], n_units, draws,
+                                      state)
         else:
-            _draw_multinomial(type_counts, total, n_units, draws)
+            _draw_multinomial_fast(type_counts, total, n_units, draws, state)
+        for g in range(n_groups):
+            group_draws[g] = 0
         for t in range(n_types):
             m = draws[t]
             if m != 0:
+                group_draws[dense_of[t]] += m
                 fm = np.float64(m)
-                for j in range(n_dense):
-                    out[rep, j] += fm * dense[t, j]
                 for e in range(n_sparse):
                     c = sp_idx[t, e]
                     if c >= 0:
                         out[rep, c] += fm * sp_val[t, e]
+        for g in range(n_groups):
+            m = group_draws[g]
+            if m != 0:
+                fm = np.float64(m)
+                for j in range(n_dense):
+                    out[rep, j] += fm * dense[g, j]
 
 
 @jit()
@@ -102,8 +120,8 @@ def _moments_setup(type_counts, n_feat, n_rep, block_seeds):
 
 
 @jit(parallel=True)
-def _bootstrap_type_moments(type_counts, dense, sp_idx, sp_val, n_feat, unit_type, n_units,
-                            n_rep, block_seeds):
+def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_type,
+                            poisson, n_units, n_rep, block_seeds):
     """Feature sums of ``n_rep`` item (or cluster) bootstrap replicates.
 
     A replicate draws ``n_units`` units with replacement, that is type counts
@@ -115,12 +133,14 @@ def _bootstrap_type_moments(type_counts, dense, sp_idx, sp_val, n_feat, unit_typ
     n_types = type_counts.shape[0]
     total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     for b in prange(n_blocks):
-        np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
+        state = np.empty(4, dtype=np.uint64)
+        _rng_init(block_seeds[b], state)
         draws = np.zeros(n_types, dtype=np.int64)
+        group_draws = np.zeros(dense.shape[0], dtype=np.int64)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
-                       draws, out)
+        _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                       sp_idx, sp_val, lo, hi, draws, group_draws, state, out)
     return out
 
 
@@ -133,18 +153,20 @@ def _count_item_classes_serial(codes, k):
 
 
 @jit()
-def _bootstrap_type_moments_serial(type_counts, dense, sp_idx, sp_val, n_feat, unit_type,
-                                   n_units, n_rep, block_seeds):
+def _bootstrap_type_moments_serial(type_counts, dense_of, dense, sp_idx, sp_val, n_feat,
+                                   unit_type, poisson, n_units, n_rep, block_seeds):
     """:func:`_bootstrap_type_moments` with the same blocks run in order on one thread."""
     n_types = type_counts.shape[0]
     total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     draws = np.zeros(n_types, dtype=np.int64)
+    group_draws = np.zeros(dense.shape[0], dtype=np.int64)
+    state = np.empty(4, dtype=np.uint64)
     for b in range(n_blocks):
-        np.random.seed(block_seeds[b])  # noqa: NPY002 (numba: legacy API, per-thread state)
+        _rng_init(block_seeds[b], state)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, dense, sp_idx, sp_val, lo, hi,
-                       draws, out)
+        _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                       sp_idx, sp_val, lo, hi, draws, group_draws, state, out)
     return out
 
 
@@ -204,8 +226,9 @@ def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, 
             if v != v or (has_missing and v == missing):
                 codes[i, g] = -1
                 continue
-            s = lut[np.int64(v) - off]
-            if s >= k:
+            iv = np.int64(v)
+            s = lut[iv - off]
+            if s >= k or np.float64(iv) != v:  # not a class, or not a whole number
                 invalid += 1
                 codes[i, g] = -1
             else:
@@ -223,9 +246,10 @@ def _encode_numeric(x, off, lut, k, has_missing, missing, n_chunks):
     """Class codes (int32, -1 missing) and item x class counts of whole-number ratings.
 
     ``lut[v - off]`` is the class of value ``v`` (``k``: not a class); the
-    caller has checked that every present value is a whole number inside
-    the table.  Returns ``(codes, counts, n_invalid, per_item, per_class,
-    per_rater)``: the last three as :func:`_table_summary` gives them.
+    caller has checked that every present value lies inside the table, and
+    a value that is not a whole number counts as invalid.  Returns ``(codes,
+    counts, n_invalid, per_item, per_class, per_rater)``: the last three as
+    :func:`_table_summary` gives them.
     """
     n, n_raters = x.shape
     codes = np.empty(x.shape, dtype=np.int32)

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
-from ...agreement_files import accumulate_file
+from ...agreement_files import accumulate_file, check_rated
 from .._common import UsageError, _draw_seed, _progress, _weights
 from ..output import Output
+
+#: the library's wording of an ``agreement`` error as this command's options spell it
+#: (after these, ``_cli_wording`` in main turns the shared names: ``labels=`` etc.)
+_AGREEMENT_NAMES = (
+    ("`item=`", "--item"), ("`rater=`", "--rater"), ("`label=`", "--label"),
+    ("`item`", "--item"), ("`rater`", "--rater"), ("`label`", "--label"),
+    ("mark it as missing with `missing=`", "leave the cell empty (a missing rating)"),
+    ("use level='ordinal'", "use --level ordinal"),
+    (" or pass a (K, K) disagreement matrix as `level`", ""),
+    ("`coefficients=`", "--coefficients"), ("`level`", "--level"),
+    (", or use an ordered pandas Categorical", ""),
+)
+
+
+def _agreement_wording(text: str) -> str:
+    """A library message with this command's flags in place of Python keywords."""
+    for py, cli in _AGREEMENT_NAMES:
+        text = text.replace(py, cli)
+    return text
 
 
 def run(args) -> Output:
@@ -26,12 +45,17 @@ def run(args) -> Output:
     elif len(set(long_flags.values())) != 3:
         raise UsageError("--item, --rater and --label must name three different columns.")
     seed = _draw_seed(args, args.method)
-    return agreement(args.file, item=args.item, rater=args.rater, label=args.label,
-                     wide=args.wide, coefficients=args.coefficients,
-                     weights=_weights(args), level=args.level, labels=args.labels,
-                     n_classes=args.n_classes, method=args.method,
-                     confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-                     seed=seed, sep=args.sep, progress=_progress(args))
+    try:
+        return agreement(args.file, item=args.item, rater=args.rater,
+                         label=args.label,
+                         wide=args.wide, coefficients=args.coefficients,
+                         weights=_weights(args), level=args.level, labels=args.labels,
+                         n_classes=args.n_classes, method=args.method,
+                         confidence_level=args.confidence_level,
+                         n_resamples=args.n_resamples, seed=seed, sep=args.sep,
+                         progress=_progress(args))
+    except ValueError as e:
+        raise ValueError(_agreement_wording(str(e))) from None
 
 
 def agreement(file: str, *, item: str | None = None, rater: str | None = None,
@@ -45,6 +69,7 @@ def agreement(file: str, *, item: str | None = None, rater: str | None = None,
     compute the coefficients and lay them out."""
     acc = accumulate_file(file, item=item, rater=rater, label=label, wide=wide,
                           labels=labels, n_classes=n_classes, sep=sep, progress=progress)
+    check_rated(acc)
     res = acc.compute(coefficients=coefficients, weights=weights, level=level,
                       method=method, confidence_level=confidence_level,
                       n_resamples=n_resamples, seed=seed)
