@@ -125,17 +125,19 @@ class Source:
             units.append((start, members))
         return units
 
-    def group_reader(self):
+    def group_reader(self, types: dict[str, str] | None = None):
         """A reader of whole row groups, for one thread.
 
         Returns ``read(first_row, groups, needed)``, which yields the record
         batches of the row groups ``groups`` (consecutive, starting at data row
         ``first_row``) decoded on the calling thread alone (each thread works
         on its own file handle), with Arrow errors turned into
-        :class:`DataError`.  Only Parquet sources have one.
+        :class:`DataError`.  Only Parquet sources have one.  ``types`` marks
+        columns as in :func:`iter_batches`: string label columns come as
+        dictionary arrays, score columns as they are stored.
         """
 
-        read = self._group_reader()
+        read = self._group_reader(types)
 
         def batches(first_row: int, groups: list[int], needed: list[str]) -> Iterator:
             row = first_row
@@ -334,30 +336,54 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    src = pa.BufferReader(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes
+    def open_file(read_dictionary=None):
+        src = (pa.BufferReader(path_or_bytes) if isinstance(path_or_bytes, bytes)
+               else path_or_bytes)
+        return pq.ParquetFile(src, read_dictionary=read_dictionary)
+
     try:
-        pf = pq.ParquetFile(src)
+        pf = open_file()
     except pa.ArrowException as e:
         raise DataError(f"cannot read {name} as Parquet: {_one_line(e)}") from None
-    columns = list(pf.schema_arrow.names)
+    schema = pf.schema_arrow
+    columns = list(schema.names)
+
+    def as_dictionary(needed, types) -> list[str]:
+        """The string label columns: read as dictionary-encoded arrays, straight from
+        the file's own dictionary pages (no per-row strings, no hashing)."""
+        return [c for c in needed if (types or {}).get(c) != "score"
+                and _is_text(schema.field(c).type)]
+
+    def opened(needed, types):
+        dictionary = as_dictionary(needed, types)
+        return open_file(dictionary) if dictionary else pf
 
     def batches(needed, types):
-        return pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(needed),
-                               use_threads=True)
+        return opened(needed, types).iter_batches(
+            batch_size=PARQUET_BATCH_ROWS, columns=list(needed), use_threads=True)
 
-    def group_reader():
-        own = pq.ParquetFile(pa.BufferReader(path_or_bytes)
-                             if isinstance(path_or_bytes, bytes) else path_or_bytes)
+    def group_reader(types=None):
+        files: dict[tuple[str, ...], object] = {}  # this thread's own file handles
 
         def read(groups, needed):
-            return own.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=list(groups),
-                                    columns=list(needed), use_threads=False)
+            key = tuple(needed)
+            if key not in files:
+                files[key] = open_file(as_dictionary(needed, types) or None)
+            return files[key].iter_batches(batch_size=PARQUET_BATCH_ROWS,
+                                           row_groups=list(groups), columns=list(needed),
+                                           use_threads=False)
 
         return read
 
     md = pf.metadata
     sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
     return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader)
+
+
+def _is_text(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
 def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None = None,
@@ -585,10 +611,14 @@ class LabelConverter:
         dict_vals = arr.dictionary
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
-            used = _used_codes(codes, len(words))
             if self.fmt == "csv":
+                used = _used_codes(codes, len(words))
                 codes, used, missing = _blank_tokens(words, codes, used, missing)
-            if not len(used):  # every value missing: the kind is still open
+                present = len(used) > 0
+            else:  # a file's own strings: nothing to parse, so no pass over the codes
+                used = None
+                present = len(codes) > (0 if missing is None else int(missing.sum()))
+            if not present:  # every value missing: the kind is still open
                 return CodesColumn(codes, np.asarray(words, dtype=object),
                                    kind=self.kind or "str"), missing
             parsed = (_parse_labels([words[j] for j in used])
@@ -606,6 +636,8 @@ class LabelConverter:
                 return CodesColumn(codes, cats, kind="num"), missing
             if self.kind == "num":
                 # the first value in file order that is not a number
+                if used is None:
+                    used = _used_codes(codes, len(words))
                 first = None
                 for j in used:
                     if _parse_labels([words[j]]) is None:
@@ -617,7 +649,8 @@ class LabelConverter:
             return CodesColumn(codes, cats, kind="str"), missing
         # a dictionary of numbers (e.g. a categorical column in Parquet)
         cats = dict_vals.to_numpy(zero_copy_only=False)
-        used = _used_codes(codes, len(cats))
+        # the classes used matter only where a value may not be one (a pass over the codes)
+        used = _used_codes(codes, len(cats)) if cats.dtype.kind in "fu" else None
         if cats.dtype.kind == "f":
             bad = (cats != np.floor(cats)) | (np.abs(cats) >= 2.0**63)
             bad_used = used[bad[used]]

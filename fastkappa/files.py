@@ -505,6 +505,8 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
     if spec.ignore_index is not None:
         values, index = _drop_ignored(spec, values, index)
     t, p = values[spec.true], values[spec.pred]
+    if _length(t) == 0:  # every row of the batch dropped (missing, or ignore_index)
+        return
     kw = {} if spec.weight is None else {spec.weight_kind: values[spec.weight]}
     try:
         count(t, p, **kw)
@@ -630,7 +632,7 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
     bar = progress_bar(src) if spec.progress else None
 
     def work():
-        read = src.group_reader()
+        read = src.group_reader({spec.weight: "score"} if spec.weight else None)
         mine = copy.deepcopy(acc)
         conv = {c: LabelConverter(c, src.fmt) for c in needed if c != spec.weight}
         while (i := todo.take()) is not None:
