@@ -29,7 +29,7 @@ time is what a busy machine distorts least).
 Then, unless ``--no-fresh``, each tool in a fresh process (what a shell user
 pays, imports and numba's cached kernels included): ``python -m fastkappa
 score``, and ``python -c`` running the DuckDB query / the pyarrow read, with
-each child's peak RSS (``os.wait4``), to show that memory does not grow
+each child's peak RSS (``/usr/bin/time``), to show that memory does not grow
 with the rows.
 """
 
@@ -104,7 +104,7 @@ def matrix(rows) -> np.ndarray:
     return m
 
 
-def in_process(path: str, n: int, repeats: int) -> dict[str, tuple[float, float]]:
+def in_process(path: str, n: int, repeats: int, labels) -> dict[str, tuple[float, float]]:
     import duckdb
     import polars as pl
     import pyarrow.parquet as pq
@@ -115,7 +115,8 @@ def in_process(path: str, n: int, repeats: int) -> dict[str, tuple[float, float]
     con = duckdb.connect()
 
     def run_fk():
-        return fk.files.score_file(path, true="y_true", pred="y_pred", weights="quadratic")
+        return fk.files.score_file(path, true="y_true", pred="y_pred", weights="quadratic",
+                                   labels=labels)
 
     def run_duckdb():
         return con.sql(f"SELECT y_true, y_pred, count(*) FROM '{path}' GROUP BY ALL").fetchall()
@@ -148,22 +149,29 @@ def in_process(path: str, n: int, repeats: int) -> dict[str, tuple[float, float]
     return {k: (float(np.median(wall[k])), float(np.median(cpu[k]))) for k in impls}
 
 
-def _child(argv: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (bytes) of a child process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=os.environ.copy())
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    assert proc.returncode == 0, argv
-    return wall, usage.ru_maxrss * 1024
+def _child(argv: list[str]) -> tuple[float, int | None]:
+    """Wall time and peak RSS (bytes; None without ``/usr/bin/time``) of a child process.
+
+    The peak comes from ``/usr/bin/time``: a child forked straight from this
+    process would inherit this process's own peak in its ``ru_maxrss``.
+    """
+    timer = shutil.which("time", path="/usr/bin")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        cmd = [timer, "-f", "%M", "-o", out.name, *argv] if timer else argv
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=os.environ.copy(), check=True)
+        wall = time.perf_counter() - t0
+        rss = int(out.read().split()[-1]) * 1024 if timer else None
+    return wall, rss
 
 
-def fresh(path: str, repeats: int) -> dict[str, tuple[float, int]]:
+def fresh(path: str, repeats: int, labels) -> dict[str, tuple[float, int]]:
     py = sys.executable
+    declared = ["--labels", ",".join(labels)] if labels is not None else []
     impls = {
         "fastkappa score (CLI)": [py, "-m", "fastkappa", "score", path, "--true", "y_true",
-                                  "--pred", "y_pred", "--weights", "quadratic", "--quiet"],
+                                  "--pred", "y_pred", "--weights", "quadratic", "--quiet",
+                                  *declared],
         "duckdb (python -c)": [py, "-c", "import duckdb; duckdb.sql(\"SELECT y_true, y_pred, "
                                f"count(*) FROM '{path}' GROUP BY ALL\").fetchall()"],
         "pyarrow read (python -c)": [py, "-c", "import pyarrow.parquet as pq; pq.read_table("
@@ -181,7 +189,7 @@ def fresh(path: str, repeats: int) -> dict[str, tuple[float, int]]:
         for k, argv in impls.items():
             w, r = _child(argv)
             wall[k].append(w)
-            rss[k] = max(rss[k], r)
+            rss[k] = max(rss[k], r or 0)
     return {k: (float(np.median(wall[k])), rss[k]) for k in impls}
 
 
@@ -207,13 +215,14 @@ def main(argv=None) -> None:
                         size = os.path.getsize(path) / 1e6
                         print(f"\n{n:.0e} rows, {kind}, {comp}, row groups {rg} "
                               f"({size:.0f} MB):")
-                        res = in_process(path, n, args.repeats)
+                        labels = LABELS.tolist() if kind == "string" else None
+                        res = in_process(path, n, args.repeats, labels)
                         base = res["pyarrow iter_batches"]
                         for k, (w, c) in res.items():
                             print(f"  {k:22s} wall {w * 1e3:8.1f} ms ({w / base[0]:5.2f}x)"
                                   f"   cpu {c * 1e3:8.1f} ms ({c / base[1]:5.2f}x)")
                         if not args.no_fresh:
-                            out = fresh(path, max(3, args.repeats // 3))
+                            out = fresh(path, max(3, args.repeats // 3), labels)
                             for k, (w, r) in out.items():
                                 print(f"  fresh {k:26s} wall {w * 1e3:8.1f} ms   "
                                       f"peak RSS {r / 2**20:7.0f} MiB")

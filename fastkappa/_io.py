@@ -99,7 +99,7 @@ class Source:
     _open: object = None  # callable(needed, types) -> iterator of pyarrow RecordBatch
     #: Parquet: rows in each row group (None for CSV)
     row_groups: list[int] | None = None
-    _group_reader: object = None  # callable() -> callable(groups, needed) -> batch iterator
+    _group_reader: object = None  # callable(types) -> callable(groups, needed, batch_size)
 
     def row_group_units(self, rows: int | None = None) -> list[tuple[int, list[int]]]:
         """Consecutive row groups packed into units of at least ``rows`` rows
@@ -141,8 +141,12 @@ class Source:
 
         def batches(first_row: int, groups: list[int], needed: list[str]) -> Iterator:
             row = first_row
+            # a unit of small row groups in one batch (it holds under two batches'
+            # rows, see row_group_units): one count per unit, not one per fragment
+            rows = sum(self.row_groups[g] for g in groups)
+            size = rows if rows < 2 * PARQUET_BATCH_ROWS else PARQUET_BATCH_ROWS
             try:
-                for batch in read(groups, needed):
+                for batch in read(groups, needed, size):
                     yield batch
                     row += batch.num_rows
             except _read_errors() as e:
@@ -365,11 +369,11 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
     def group_reader(types=None):
         files: dict[tuple[str, ...], object] = {}  # this thread's own file handles
 
-        def read(groups, needed):
+        def read(groups, needed, batch_size):
             key = tuple(needed)
             if key not in files:
                 files[key] = open_file(as_dictionary(needed, types) or None)
-            return files[key].iter_batches(batch_size=PARQUET_BATCH_ROWS,
+            return files[key].iter_batches(batch_size=batch_size,
                                            row_groups=list(groups), columns=list(needed),
                                            use_threads=False)
 
