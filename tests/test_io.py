@@ -13,8 +13,9 @@ pa = pytest.importorskip("pyarrow")
 pcsv = pytest.importorskip("pyarrow.csv")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from fastkappa import _io  # noqa: E402
-from fastkappa._io import DataError, LabelConverter, iter_batches, open_source  # noqa: E402
+from fastkappa import _file_columns, _io  # noqa: E402
+from fastkappa._file_columns import LabelConverter  # noqa: E402
+from fastkappa._io import DataError, iter_batches, open_source  # noqa: E402
 
 
 def _csv_bytes(rows: list[list], header=("t", "p")) -> bytes:
@@ -29,9 +30,9 @@ def _read_all(src, needed, types=None):
         for c in needed:
             if c in conv:
                 col, missing = conv[c].convert(cols[c], row0)
-                out[c].append((_io.materialize(col), missing))
+                out[c].append((_file_columns.materialize(col), missing))
             else:
-                out[c].append(_io.score_values(cols[c], c, row0))
+                out[c].append(_file_columns.score_values(cols[c], c, row0))
     return out
 
 
@@ -238,9 +239,9 @@ def test_first_row_outside():
     from fastkappa._columns import CodesColumn
 
     col = CodesColumn(np.array([0, -1, 1, 2]), np.array([1, 2, 9]), kind="num")
-    assert _io.first_row_outside(col, np.array([1, 2])) == (3, 9)
-    assert _io.first_row_outside(np.array([0, 1, 5]), np.array([0, 1])) == (2, 5)
-    assert _io.first_row_outside(np.array([0, 1]), np.array([0, 1])) is None
+    assert _file_columns.first_row_outside(col, np.array([1, 2])) == (3, 9)
+    assert _file_columns.first_row_outside(np.array([0, 1, 5]), np.array([0, 1])) == (2, 5)
+    assert _file_columns.first_row_outside(np.array([0, 1]), np.array([0, 1])) is None
 
 
 # --------------------------------------------------------------------------- prefetch
