@@ -106,6 +106,28 @@ def test_parquet_group_reader_reads_units_in_order(tmp_path, from_stdin):
     np.testing.assert_array_equal(np.concatenate(got), t)
 
 
+def test_parquet_group_reader_reads_a_unit_of_small_groups_as_one_batch(tmp_path,
+                                                                        monkeypatch):
+    """Small row groups packed into a unit come as one batch (one count per unit); a
+    unit of one big row group still comes in batches of PARQUET_BATCH_ROWS."""
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 20)
+    path = tmp_path / "x.parquet"
+    t = np.arange(124) % 5
+    writer = pq.ParquetWriter(path, pa.schema([("t", pa.int64())]))
+    for lo, hi in ((0, 8), (8, 16), (16, 24), (24, 124)):
+        writer.write_table(pa.table({"t": t[lo:hi]}))
+    writer.close()
+    src = open_source(str(path))
+    assert src.row_groups == [8, 8, 8, 100]
+    units = src.row_group_units()
+    assert units == [(1, [0, 1, 2]), (25, [3])]
+    read = src.group_reader()
+    small = [b.num_rows for b in read(1, [0, 1, 2], ["t"])]
+    big = [b.num_rows for b in read(25, [3], ["t"])]
+    assert small == [24]
+    assert big == [20] * 5
+
+
 def test_open_source_tsv_separator(tmp_path):
     path = tmp_path / "x.tsv"
     path.write_text("a\tb\n1\t2\n")
