@@ -15,7 +15,10 @@ groups (``--row-group default``) or 10^6 rows per group, with snappy or zstd.
 
 In one process, interleaved, each repeated ``--repeats`` times (medians):
 
-* ``fk``: ``fastkappa.files.score_file(path, true=, pred=, weights="quadratic")``;
+* ``fk``: ``fastkappa.files.score_file(path, true=, pred=, weights="quadratic")``
+  (row groups decoded and counted on every core), and the same with numba at
+  one thread (``fk, one thread``: pyarrow decodes batches ahead while one
+  thread counts), the engine a file of fewer than two 2^20-row units gets;
 * ``duckdb``: ``SELECT y_true, y_pred, count(*) ... GROUP BY ALL`` on the file;
 * ``polars``: ``scan_parquet(path).group_by([...]).len().collect()``;
 * ``pyarrow``: ``ParquetFile.iter_batches`` of the two columns (the floor any
@@ -118,6 +121,16 @@ def in_process(path: str, n: int, repeats: int, labels) -> dict[str, tuple[float
         return fk.files.score_file(path, true="y_true", pred="y_pred", weights="quadratic",
                                    labels=labels)
 
+    def run_fk_serial():  # numba at one thread: batches decoded ahead, counted off-thread
+        import numba
+
+        before = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return run_fk()
+        finally:
+            numba.set_num_threads(before)
+
     def run_duckdb():
         return con.sql(f"SELECT y_true, y_pred, count(*) FROM '{path}' GROUP BY ALL").fetchall()
 
@@ -131,9 +144,11 @@ def in_process(path: str, n: int, repeats: int, labels) -> dict[str, tuple[float
     def run_read():
         return pq.read_table(path, columns=cols).num_rows
 
-    impls = {"fk": run_fk, "duckdb": run_duckdb, "polars": run_polars,
-             "pyarrow iter_batches": run_iter, "pyarrow read_table": run_read}
+    impls = {"fk": run_fk, "fk, one thread": run_fk_serial, "duckdb": run_duckdb,
+             "polars": run_polars, "pyarrow iter_batches": run_iter,
+             "pyarrow read_table": run_read}
     kappa = run_fk()  # warm-up and checks: a fast wrong answer cannot win
+    assert run_fk_serial() == kappa
     for name in ("duckdb", "polars"):
         got = qwk(matrix(impls[name]()))
         assert abs(got - kappa) < 1e-12, (name, got, kappa)
