@@ -37,7 +37,7 @@ def _ids(arr) -> np.ndarray:
 
 def _labels(conv, arr, row0: int):
     """(label column, keep mask or None) of one batch; missing labels are dropped."""
-    from ._io import subset
+    from ._file_columns import subset
 
     col, missing = conv.convert(arr, row0)
     if missing is None:
@@ -75,7 +75,8 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
     -------
     AgreementAccumulator
     """
-    from ._io import LabelConverter, as_source, iter_batches
+    from ._file_columns import LabelConverter
+    from ._io import as_source, iter_batches
 
     long_given = [v is not None for v in (item, rater, label)]
     if wide is not None and any(long_given):

@@ -32,20 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from ._filecount import UnitTables as _UnitTables
-from ._filecount import score_groups as _score_groups
-from ._io import (
-    DataError,
+from ._file_columns import (
     LabelConverter,
-    as_source,
     first_row_outside,
-    iter_batches,
     materialize,
-    progress_bar,
     score_values,
     subset,
-    wait_all,
 )
+from ._filecount import UnitTables as _UnitTables
+from ._filecount import score_groups as _score_groups
+from ._io import DataError, as_source, iter_batches, progress_bar, wait_all
 from ._validation import use_serial_kernels
 from .agreement_files import agreement_file
 
@@ -415,7 +411,7 @@ def _check_kinds(label_cols: list[str], values: dict, conv: dict, row0: int,
     The value named is the first word that is not a number in a column of
     strings (``mild`` among ``1, 2, mild``) when the other columns hold numbers.
     """
-    from ._io import _parse_labels
+    from ._file_columns import _parse_labels
 
     kinds = {c: conv[c].kind for c in label_cols}
     known = {k for k in kinds.values() if k is not None}
@@ -505,6 +501,8 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
     if spec.ignore_index is not None:
         values, index = _drop_ignored(spec, values, index)
     t, p = values[spec.true], values[spec.pred]
+    if _length(t) == 0:  # every row of the batch dropped (missing, or ignore_index)
+        return
     kw = {} if spec.weight is None else {spec.weight_kind: values[spec.weight]}
     try:
         count(t, p, **kw)
@@ -630,7 +628,7 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
     bar = progress_bar(src) if spec.progress else None
 
     def work():
-        read = src.group_reader()
+        read = src.group_reader({spec.weight: "score"} if spec.weight else None)
         mine = copy.deepcopy(acc)
         conv = {c: LabelConverter(c, src.fmt) for c in needed if c != spec.weight}
         while (i := todo.take()) is not None:

@@ -13,8 +13,9 @@ pa = pytest.importorskip("pyarrow")
 pcsv = pytest.importorskip("pyarrow.csv")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from fastkappa import _io  # noqa: E402
-from fastkappa._io import DataError, LabelConverter, iter_batches, open_source  # noqa: E402
+from fastkappa import _file_columns, _io  # noqa: E402
+from fastkappa._file_columns import LabelConverter  # noqa: E402
+from fastkappa._io import DataError, iter_batches, open_source  # noqa: E402
 
 
 def _csv_bytes(rows: list[list], header=("t", "p")) -> bytes:
@@ -29,9 +30,9 @@ def _read_all(src, needed, types=None):
         for c in needed:
             if c in conv:
                 col, missing = conv[c].convert(cols[c], row0)
-                out[c].append((_io.materialize(col), missing))
+                out[c].append((_file_columns.materialize(col), missing))
             else:
-                out[c].append(_io.score_values(cols[c], c, row0))
+                out[c].append(_file_columns.score_values(cols[c], c, row0))
     return out
 
 
@@ -103,6 +104,28 @@ def test_parquet_group_reader_reads_units_in_order(tmp_path, from_stdin):
         assert len(np.concatenate(rows)) == sum(src.row_groups[i] for i in members)
         got.append(np.concatenate(rows))
     np.testing.assert_array_equal(np.concatenate(got), t)
+
+
+def test_parquet_group_reader_reads_a_unit_of_small_groups_as_one_batch(tmp_path,
+                                                                        monkeypatch):
+    """Small row groups packed into a unit come as one batch (one count per unit); a
+    unit of one big row group still comes in batches of PARQUET_BATCH_ROWS."""
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 20)
+    path = tmp_path / "x.parquet"
+    t = np.arange(124) % 5
+    writer = pq.ParquetWriter(path, pa.schema([("t", pa.int64())]))
+    for lo, hi in ((0, 8), (8, 16), (16, 24), (24, 124)):
+        writer.write_table(pa.table({"t": t[lo:hi]}))
+    writer.close()
+    src = open_source(str(path))
+    assert src.row_groups == [8, 8, 8, 100]
+    units = src.row_group_units()
+    assert units == [(1, [0, 1, 2]), (25, [3])]
+    read = src.group_reader()
+    small = [b.num_rows for b in read(1, [0, 1, 2], ["t"])]
+    big = [b.num_rows for b in read(25, [3], ["t"])]
+    assert small == [24]
+    assert big == [20] * 5
 
 
 def test_open_source_tsv_separator(tmp_path):
@@ -238,9 +261,9 @@ def test_first_row_outside():
     from fastkappa._columns import CodesColumn
 
     col = CodesColumn(np.array([0, -1, 1, 2]), np.array([1, 2, 9]), kind="num")
-    assert _io.first_row_outside(col, np.array([1, 2])) == (3, 9)
-    assert _io.first_row_outside(np.array([0, 1, 5]), np.array([0, 1])) == (2, 5)
-    assert _io.first_row_outside(np.array([0, 1]), np.array([0, 1])) is None
+    assert _file_columns.first_row_outside(col, np.array([1, 2])) == (3, 9)
+    assert _file_columns.first_row_outside(np.array([0, 1, 5]), np.array([0, 1])) == (2, 5)
+    assert _file_columns.first_row_outside(np.array([0, 1]), np.array([0, 1])) is None
 
 
 # --------------------------------------------------------------------------- prefetch

@@ -1,0 +1,316 @@
+"""Label and score columns of a file's record batches, one kind per column for the whole file.
+
+:class:`LabelConverter` turns each batch's Arrow array of a label column into
+a NumPy column (numbers, or a :class:`~fastkappa._columns.CodesColumn` over
+a dictionary), exactly: CSV words are parsed without passing through
+float64, dictionary arrays (CSV, and Parquet string columns read from their
+dictionary pages) are converted once per dictionary, not once per row.
+:func:`score_values` does the same for continuous scores.  The readers that
+produce the batches are in :mod:`fastkappa._io`.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+
+import numpy as np
+
+from ._columns import CodesColumn
+from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError
+
+_NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
+             "use `fastkappa thresholds`")
+
+
+class LabelConverter:
+    """Turn one column's record batches into label columns, one kind for the whole file.
+
+    The kind (numbers or strings) is fixed by the first batch; a later value
+    of the other kind is an error naming its row.
+    """
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name = name
+        self.fmt = fmt
+        self.kind: str | None = None
+
+    def convert(self, arr, row0: int):
+        """``(column, missing_mask or None)`` for one batch."""
+        import pyarrow as pa
+
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        t = arr.type
+        missing = None
+        if arr.null_count:
+            missing = arr.is_null().to_numpy(zero_copy_only=False)
+        if pa.types.is_dictionary(t):
+            return self._from_dictionary(arr, row0, missing)
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return self._from_dictionary(arr.dictionary_encode(), row0, missing)
+        if pa.types.is_boolean(t):
+            vals = arr.fill_null(False).to_numpy(zero_copy_only=False).view(np.uint8)
+            return self._numbers(vals, row0, missing)
+        if pa.types.is_integer(t):
+            vals = (arr.fill_null(0) if missing is not None else arr).to_numpy(
+                zero_copy_only=False)
+            if vals.dtype.kind == "u" and len(vals) and vals.max() > INT64_MAX:
+                i = int(np.flatnonzero(vals > INT64_MAX)[0])
+                raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                f"{vals[i].item()!r}, {_OUT_OF_RANGE}.")
+            return self._numbers(vals, row0, missing)
+        if pa.types.is_floating(t):
+            vals = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            nan = np.isnan(vals)
+            if missing is not None or nan.any():
+                missing = nan if missing is None else (missing | nan)
+                vals = np.where(missing, 0.0, vals)
+            frac = (vals != np.floor(vals)) | (np.abs(vals) >= 2.0**63)
+            if frac.any():
+                i = int(np.flatnonzero(frac)[0])
+                raise DataError(
+                    f"row {row0 + i}: column {self.name!r} holds {vals[i].item()!r}, "
+                    f"{_not_a_class(vals[i])}.")
+            self._set_kind("num", row0, 0, vals[0] if len(vals) else None)
+            return vals.astype(np.int64), missing
+        raise DataError(
+            f"column {self.name!r} has type {t}; labels must be integers, whole-number "
+            "floats, booleans or strings.")
+
+    def _numbers(self, vals, row0, missing):
+        if len(vals):
+            self._set_kind("num", row0, 0, vals[0])
+        return vals, missing
+
+    def _set_kind(self, kind: str, row0: int, i: int, value) -> None:
+        if self.kind is None:
+            self.kind = kind
+        elif kind != self.kind:
+            had = "numbers" if self.kind == "num" else "strings"
+            raise DataError(
+                f"row {row0 + i}: column {self.name!r} holds {value!r}, but earlier rows "
+                f"hold {had}; a label column must hold one kind of value.")
+
+    def _from_dictionary(self, arr, row0, missing):
+        import pyarrow as pa
+
+        idx = arr.indices
+        if idx.null_count:
+            idx = idx.fill_null(-1)
+        codes = idx.to_numpy(zero_copy_only=False)
+        dict_vals = arr.dictionary
+        if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
+            words = dict_vals.to_pylist()
+            if self.fmt == "csv":
+                used = _used_codes(codes, len(words))
+                codes, used, missing = _blank_tokens(words, codes, used, missing)
+                present = len(used) > 0
+            else:  # a file's own strings: nothing to parse, so no pass over the codes
+                used = None
+                present = len(codes) > (0 if missing is None else int(missing.sum()))
+            if not present:  # every value missing: the kind is still open
+                return CodesColumn(codes, np.asarray(words, dtype=object),
+                                   kind=self.kind or "str"), missing
+            parsed = (_parse_labels([words[j] for j in used])
+                      if self.fmt == "csv" and self.kind != "str" else None)
+            if parsed is not None:
+                nums, bad = parsed
+                if bad:  # the first such row in the file
+                    i, why = min((int(np.flatnonzero(codes == used[b])[0]), why)
+                                 for b, why in bad)
+                    raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                    f"{words[codes[i]]!r}, {why}.")
+                cats = np.zeros(len(words), dtype=np.int64)
+                cats[used] = nums
+                self._set_kind("num", row0, 0, None)
+                return CodesColumn(codes, cats, kind="num"), missing
+            if self.kind == "num":
+                # the first value in file order that is not a number
+                if used is None:
+                    used = _used_codes(codes, len(words))
+                first = None
+                for j in used:
+                    if _parse_labels([words[j]]) is None:
+                        i = int(np.flatnonzero(codes == j)[0])
+                        first = i if first is None else min(first, i)
+                self._set_kind("str", row0, first, words[codes[first]])
+            self._set_kind("str", row0, 0, None)
+            cats = np.asarray(words, dtype=object)
+            return CodesColumn(codes, cats, kind="str"), missing
+        # a dictionary of numbers (e.g. a categorical column in Parquet)
+        cats = dict_vals.to_numpy(zero_copy_only=False)
+        # the classes used matter only where a value may not be one (a pass over the codes)
+        used = _used_codes(codes, len(cats)) if cats.dtype.kind in "fu" else None
+        if cats.dtype.kind == "f":
+            bad = (cats != np.floor(cats)) | (np.abs(cats) >= 2.0**63)
+            bad_used = used[bad[used]]
+            if len(bad_used):
+                i = int(np.flatnonzero(np.isin(codes, bad_used))[0])
+                raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                                f"{cats[codes[i]].item()!r}, {_not_a_class(cats[codes[i]])}.")
+            cats = np.where(bad, 0, cats).astype(np.int64)
+        elif cats.dtype.kind == "u" and len(used) and cats[used].max() > INT64_MAX:
+            big = used[cats[used] > INT64_MAX]
+            i = int(np.flatnonzero(np.isin(codes, big))[0])
+            raise DataError(f"row {row0 + i}: column {self.name!r} holds "
+                            f"{cats[codes[i]].item()!r}, {_OUT_OF_RANGE}.")
+        if len(codes):
+            self._set_kind("num", row0, 0, None)
+        return CodesColumn(codes, cats, kind="num"), missing
+
+
+_OUT_OF_RANGE = ("which is outside the range of integer class labels (-2**63 to 2**63 - 1); "
+                 "recode the column")
+
+
+def _not_a_class(value) -> str:
+    """Why a number is not a class label (the end of an error message)."""
+    v = float(value)
+    if not math.isfinite(v):
+        return f"which is not a class label ({_NUM_HINT})"
+    if v == math.floor(v):
+        return _OUT_OF_RANGE
+    return f"which is not a class label ({_NUM_HINT})"
+
+
+_MISSING_SET = frozenset(MISSING_TOKENS)
+
+
+def _is_missing_word(word: str) -> bool:
+    """A missing-value token, with surrounding spaces, or any spelling of NaN."""
+    w = word.strip()
+    if w in _MISSING_SET:
+        return True
+    if w[-3:].lower() != "nan":
+        return False
+    try:
+        return decimal.Decimal(w).is_nan()
+    except decimal.InvalidOperation:
+        return False
+
+
+def _blank_tokens(words, codes, used, missing):
+    """Rows whose word is a missing token that Arrow's exact match left (``" NA"``,
+    ``NAN``) become missing too: such words never decide a column's kind."""
+    blank = [j for j in used if _is_missing_word(words[j])]
+    if not blank:
+        return codes, used, missing
+    hit = np.isin(codes, blank)
+    codes = np.where(hit, -1, codes)
+    missing = hit if missing is None else (missing | hit)
+    return codes, np.setdiff1d(used, blank), missing
+
+
+def _used_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    seen = np.bincount(codes[codes >= 0], minlength=n) > 0 if len(codes) else np.zeros(n, bool)
+    return np.flatnonzero(seen)
+
+
+def _parse_labels(words: list[str]) -> tuple[np.ndarray, list[tuple[int, str]]] | None:
+    """Parse CSV words of a numeric label column, exactly (never through float64).
+
+    Returns None when a word is not a number at all (the column holds
+    strings).  Otherwise ``(values, bad)``: int64 values, and ``(index,
+    reason)`` of every word that is a number but not a class label (not
+    whole, not finite, or outside int64).
+    ``1``, ``1.0``, ``+1`` and ``1e0`` are all the class 1.
+    """
+    try:  # fast path: plain integers within range
+        return np.array([int(w) for w in words], dtype=np.int64), []
+    except (ValueError, OverflowError):
+        pass
+    values = np.zeros(len(words), dtype=np.int64)
+    bad: list[tuple[int, str]] = []
+    for i, w in enumerate(words):
+        try:
+            v = int(w)
+        except ValueError:
+            try:
+                d = decimal.Decimal(w.strip())
+            except decimal.InvalidOperation:
+                return None
+            if d.is_nan():  # "nan" spellings the missing tokens do not cover ("NAN")
+                return None
+            if not d.is_finite() or d != d.to_integral_value():
+                bad.append((i, f"which is not a class label ({_NUM_HINT})"))
+                continue
+            if d.adjusted() > 19:  # never build a huge int from "1e999999999"
+                bad.append((i, _OUT_OF_RANGE))
+                continue
+            v = int(d)
+        if not INT64_MIN <= v <= INT64_MAX:
+            bad.append((i, _OUT_OF_RANGE))
+            continue
+        values[i] = v
+    return values, bad
+
+
+def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Continuous scores of one batch as float64 and the missing mask."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        try:
+            arr = pc.cast(arr, pa.float64())
+        except pa.ArrowInvalid:
+            for i, w in enumerate(arr.to_pylist()):
+                if w is None:
+                    continue
+                try:
+                    float(w)
+                except ValueError:
+                    raise DataError(
+                        f"row {row0 + i}: column {name!r} holds {w!r}, which is not a "
+                        "number.") from None
+            raise
+    elif not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)
+              or pa.types.is_decimal(arr.type)):
+        raise DataError(f"column {name!r} has type {arr.type}; scores must be numbers.")
+    vals = arr.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False)
+    missing = np.isnan(vals)
+    return vals, (missing if missing.any() else None)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def subset(col, keep: np.ndarray):
+    """Rows ``keep`` (bool mask or indices) of a converted column."""
+    if isinstance(col, CodesColumn):
+        return CodesColumn(col.codes[keep], col.categories, col.ordered, col.kind)
+    return col[keep]
+
+
+def materialize(col) -> np.ndarray:
+    """The values of a converted column as a NumPy array (strings as objects)."""
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories)
+        if len(cats) == 0:
+            return np.empty(len(col.codes), dtype=object if col.kind == "str" else np.int64)
+        vals = cats[np.maximum(col.codes, 0)]
+        return vals
+    return np.asarray(col)
+
+
+def first_row_outside(col, labels: np.ndarray) -> tuple[int, object] | None:
+    """(index, value) of the first row whose value is not in ``labels``."""
+    allowed = set(np.asarray(labels).tolist())
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories).tolist()
+        bad = np.array([c not in allowed for c in cats] + [False], dtype=bool)
+        hit = np.flatnonzero(bad[col.codes])  # code -1 reads the trailing False
+        if len(hit):
+            return int(hit[0]), cats[col.codes[hit[0]]]
+        return None
+    vals = np.asarray(col)
+    bad = ~np.isin(vals, np.asarray(list(allowed)))
+    hit = np.flatnonzero(bad)
+    if len(hit):
+        return int(hit[0]), vals[hit[0]].item()
+    return None

@@ -1,0 +1,131 @@
+"""Parquet string label columns are read from the file's own dictionary pages.
+
+The reader asks pyarrow for dictionary arrays (``read_dictionary``) for every
+string label column, so no per-row Python string is built and nothing is
+hashed.  The results must equal scikit-learn on the same rows whatever the
+file does: row groups holding different subsets of the labels (so each
+batch has its own dictionary), a column that falls back to plain encoding,
+missing values, string group columns, and the serial and the parallel
+(row-group) engines.
+"""
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+import fastkappa as fk
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+numba = pytest.importorskip("numba")
+
+from fastkappa import _io  # noqa: E402
+
+LABELS = ["none", "mild", "moderate", "severe", "proliferative"]
+
+
+@pytest.fixture(scope="module")
+def text_rows():
+    rng = np.random.default_rng(5)
+    n = 3000
+    t = rng.integers(0, 5, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 4)
+    t[:700] = np.minimum(t[:700], 1)  # the first row groups hold only two labels
+    p[:700] = np.minimum(p[:700], 1)
+    names = np.array(LABELS, dtype=object)
+    return {"y": names[t], "p": names[p], "site": rng.choice(["north", "south", "east"], n),
+            "id": np.arange(n)}
+
+
+@pytest.fixture(scope="module")
+def text_file(text_rows, tmp_path_factory):
+    path = tmp_path_factory.mktemp("text") / "graded.parquet"
+    # "p" without a dictionary (plain-encoded strings), "y" and "site" with one
+    pq.write_table(pa.table(text_rows), path, row_group_size=256,
+                   use_dictionary=["y", "site"])
+    return str(path)
+
+
+@pytest.fixture(params=["serial", "row groups"])
+def engine(request, monkeypatch):
+    """Run score_file on one thread (batches) or on two (row groups in parallel)."""
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 300)  # several units in a small file
+    if request.param != "serial" and numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("the row-group engine needs two numba threads")
+    before = numba.get_num_threads()
+    numba.set_num_threads(1 if request.param == "serial" else 2)
+    yield request.param
+    numba.set_num_threads(before)
+
+
+def test_text_labels_read_as_dictionaries(text_file):
+    src = _io.open_source(text_file)
+    batch = next(iter(src._open(["y", "p", "site"], {})))
+    assert all(pa.types.is_dictionary(batch.column(i).type) for i in range(3))
+    read = src.group_reader()
+    batches = list(read(1, [0, 1], ["y", "p"]))
+    assert all(pa.types.is_dictionary(b.column(0).type) for b in batches)
+    assert sum(b.num_rows for b in batches) == 512
+    # a column read as numbers (a weight) keeps its own type
+    batch = next(iter(src._open(["y", "p"], {"p": "score"})))
+    assert pa.types.is_string(batch.column(1).type)
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_text_labels_match_sklearn(text_rows, text_file, engine, weights):
+    got = fk.files.score_file(text_file, true="y", pred="p", weights=weights, labels=LABELS)
+    ref = cohen_kappa_score(text_rows["y"], text_rows["p"], labels=LABELS, weights=weights)
+    assert got == pytest.approx(ref, rel=1e-12)
+
+
+def test_text_labels_learned_in_any_row_group_order(text_rows, text_file, engine):
+    """No ``labels=``: the classes come from the batches' different dictionaries."""
+    res = fk.files._score(text_file, true="y", pred="p")
+    assert sorted(res.accumulator.labels.tolist()) == sorted(LABELS)
+    assert res.kappa == pytest.approx(cohen_kappa_score(text_rows["y"], text_rows["p"]),
+                                      rel=1e-12)
+
+
+def test_text_groups_match_kappa_by_group(text_rows, text_file, engine):
+    got = fk.files.score_file(text_file, true="y", pred="p", by="site", labels=LABELS,
+                              weights="linear")
+    ref = fk.kappa_by_group(text_rows["y"], text_rows["p"], text_rows["site"],
+                            labels=LABELS, weights="linear")
+    assert got.groups.tolist() == ref.groups.tolist() == ["east", "north", "south"]
+    np.testing.assert_allclose(got.kappa, ref.kappa, rtol=1e-12)
+    np.testing.assert_array_equal(got.n, ref.n)
+
+
+def test_missing_text_labels_name_their_row(text_rows, tmp_path, engine):
+    y = list(text_rows["y"])
+    p = list(text_rows["p"])
+    y[1500] = None  # in the sixth row group
+    p[2000] = None
+    path = tmp_path / "holes.parquet"
+    pq.write_table(pa.table({"y": y, "p": p}), path, row_group_size=256)
+    with pytest.raises(ValueError, match=r"row 1501: column 'y' is missing .*nan_policy='omit'"):
+        fk.files.score_file(path, true="y", pred="p")
+    got = fk.files.score_file(path, true="y", pred="p", nan_policy="omit", labels=LABELS)
+    keep = [i for i in range(len(y)) if y[i] is not None and p[i] is not None]
+    ref = cohen_kappa_score([y[i] for i in keep], [p[i] for i in keep], labels=LABELS)
+    assert got == pytest.approx(ref, rel=1e-12)
+
+
+def test_text_label_outside_declared_classes_names_its_row(text_rows, tmp_path, engine):
+    p = list(text_rows["p"])
+    p[2100] = "ungradable"
+    path = tmp_path / "odd.parquet"
+    pq.write_table(pa.table({"y": text_rows["y"], "p": p}), path, row_group_size=256)
+    with pytest.raises(ValueError, match=r"row 2101: column 'p' holds 'ungradable'.*`labels=`"):
+        fk.files.score_file(path, true="y", pred="p", labels=LABELS)
+
+
+def test_all_missing_text_batch_then_values(tmp_path, engine):
+    """A row group whose label column is entirely missing leaves the kind open."""
+    y = [None] * 300 + ["a", "b"] * 150
+    p = [None] * 300 + ["a", "a", "b", "b"] * 75
+    path = tmp_path / "late.parquet"
+    pq.write_table(pa.table({"y": pa.array(y, pa.string()), "p": pa.array(p, pa.string())}),
+                   path, row_group_size=300)
+    got = fk.files.score_file(path, true="y", pred="p", nan_policy="omit")
+    assert got == pytest.approx(cohen_kappa_score(y[300:], p[300:]), rel=1e-12)
