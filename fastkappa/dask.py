@@ -640,7 +640,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     group_keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys)
                             else None)
     return KappaByGroup(
-        groups=group_keys, kappa=kappa, n=n_g, overall=total,
+        groups=group_keys, estimate=kappa, n_rows=n_g, overall=total,
         confusion=np.ascontiguousarray(tables), classes=classes,
         weights=w if isinstance(w, str) or w is None else "custom",
         low=low, high=high, method=method,

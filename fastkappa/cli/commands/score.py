@@ -103,7 +103,7 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
                   sample_weight=None, frequency_weight=None) -> Output:
     labels = acc.labels
     group_results = [] if by is None else [
-        (key, int(by.n[i]), float(by.kappa[i]),
+        (key, int(by.n_rows[i]), float(by.estimate[i]),
          None if by.low is None else (float(by.low[i]), float(by.high[i])))
         for i, key in enumerate(by.groups.tolist())]
     data = {
