@@ -91,7 +91,7 @@ class KappaCI:
     >>> res
     kappa = 0.68 (95% CI 0.48 to 0.88, asymptotic)
     >>> f"{res:.4f}"
-    'kappa = 0.6800 (95% CI 0.4770 to 0.8830, asymptotic)'
+    'kappa = 0.6800 (95% CI 0.4774 to 0.8826, asymptotic)'
     """
 
     estimate: float

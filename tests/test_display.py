@@ -387,3 +387,75 @@ def test_cohen_kappa_display_never_warns_or_raises():
     assert str(wide) == ("CohenKappa: kappa = 1.0000 on 30 rows, 30 classes\n"
                          "(the 30 x 30 confusion matrix is not shown)")
     assert _parse(wide._repr_html_()).tables == []
+
+
+# --------------------------------------------------------------------------- one format
+
+
+def _at_floor():
+    """Two models far apart: every paired bootstrap difference is positive, so the
+    p-value sits at its floor, 2/B."""
+    y, preds = _graded(n=2000, seed=7)
+    comp = fk.compare(y, {"a": preds["a"], "c": preds["c"]}, weights="quadratic",
+                      n_resamples=500, seed=0, p_adjust="holm")
+    (pair,) = comp.pairs
+    assert np.all(pair.distribution > 0) and len(pair.distribution) == 500
+    return comp, pair
+
+
+def test_p_value_at_its_floor_is_a_bound_everywhere():
+    comp, pair = _at_floor()
+    assert pair.p_value == pytest.approx(2 / 500) and pair.p_value_is_bound
+    # the table, the methods paragraph, JSON, the command line's lines and the figure
+    pairs = _parse(comp._repr_html_()).tables[1]
+    assert pairs[1][4] == pairs[1][5] == "< 0.004"
+    assert str(comp).splitlines()[-1].split()[-2:] == ["<", "0.004"]
+    assert "adjusted p < 0.004" in comp.methods_text()
+    d = comp.to_dict()["pairs"][0]
+    assert d["p_value"] == pytest.approx(0.004) and d["p_value_is_bound"] is True
+    assert d["p_adjusted_is_bound"] is True
+    from fastkappa.cli.output import _pairs_text
+
+    assert _pairs_text(comp)[0].endswith("p < 0.004")
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    import fastkappa.plot as fkplot
+
+    ax = Figure().subplots()
+    fkplot.differences(comp, ax=ax)
+    (label,) = [t for t in ax.texts if t.get_gid() == "fastkappa-label-0"]
+    assert label.get_text().endswith("< 0.004")
+
+
+def test_p_value_above_its_floor_or_asymptotic_is_a_value():
+    y, preds = _graded()
+    comp = fk.compare(y, {"a": preds["a"], "b": preds["b"]}, method="asymptotic")
+    (pair,) = comp.pairs
+    assert pair.distribution.shape == (0,) and not pair.p_value_is_bound
+    assert comp.to_dict()["pairs"][0]["p_value_is_bound"] is False
+    near = PairDifference("a", "b", 0.01, -0.02, 0.04, 0.4, 0.4, 0.01,
+                          np.linspace(-0.05, 0.05, 100))
+    assert not near.p_value_is_bound
+
+
+def test_format_spec_works_on_every_result():
+    y, preds = _graded(n=600)
+    ci = fk.kappa_ci(y, preds["a"], method="asymptotic")
+    assert format(ci, ".3f") == (f"kappa = {ci.estimate:.3f} (95% CI {ci.low:.3f} to "
+                                 f"{ci.high:.3f}, asymptotic)")
+    assert f"{ci}" == str(ci)
+    comp = fk.compare(y, preds, method="asymptotic")
+    comp_tables = format(comp, ".5f").split("\n\n")
+    models = comp_tables[0]
+    for line, (name, r) in zip(models.splitlines()[2:], comp.models.items(), strict=True):
+        assert line.split() == [name, f"{r.estimate:.5f}", f"{r.low:.5f}", f"{r.high:.5f}"]
+    assert f"{comp}" == str(comp) and len(comp_tables) == 2
+    groups = np.arange(600) % 3
+    by = fk.kappa_by_group(y, preds["a"], groups)
+    rows = [line.split() for line in format(by, ".2f").splitlines()[2:]]
+    assert [r[2] for r in rows] == [f"{v:.2f}" for v in by.estimate]
+    assert format(by[0], ".3f") == f"{by.estimate[0]:.3f}"  # a GroupKappa is a float
+    agr = fk.agreement(np.stack([y, preds["a"], preds["b"]], axis=1))
+    line = format(agr, ".2f").splitlines()[2]
+    assert f"{agr.rows[0].estimate:.2f}" in line.split()

@@ -151,7 +151,7 @@ def test_kappa_by_group_nd(rng):
     np.testing.assert_array_equal(a.estimate, b.estimate)
     np.testing.assert_array_equal(a.n_rows, b.n_rows)
     full = np.broadcast_to(site[:, None, None], t.shape)
-    np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").kappa,
+    np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").estimate,
                                   b.estimate)
     a = fk.kappa_by_group(t, p, site, method="percentile", n_resamples=200, seed=1)
     b = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(site, 9), method="percentile",

@@ -121,10 +121,6 @@ def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | Non
 
 
 
-_WEIGHT_NAMES = {None: "unweighted", "linear": "linear-weighted",
-                 "quadratic": "quadratic-weighted (QWK)"}
-
-
 def _resampling_note(method: str | None, n_resamples: int, seed) -> str:
     """"10,000 resamples, seed 12" for a bootstrap, "" otherwise."""
     if method is None or method == "asymptotic":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._display import method_label
+from ..._display import kappa_name, method_label
 from ..._io import open_source
 from ...compare import compare as compare_models
 from ...files import _declared, _unique
@@ -18,7 +18,6 @@ from .._common import (
 )
 from ..figures import _add_plot, _check_plot_path, _comparison_figure
 from ..output import (
-    _WEIGHT_NAMES,
     Output,
     _ci_dict,
     _ci_text,
@@ -102,7 +101,7 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
               "confidence_level": confidence_level}
              for pr in comp.pairs]
     note = _resampling_note(method, n_resamples, seed)
-    lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
+    lines = [f"{src.name}: {n:,} rows; {kappa_name(weights or 'none')} against "
              f"{true!r}, {method_label(method)} intervals"
              + (f" ({note})" if note else "")
              + (f", clusters {clusters!r}" if clusters else "")

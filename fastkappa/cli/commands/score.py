@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import files
+from ..._display import kappa_name
 from ...streaming import CohenKappa
 from .._common import (
     UsageError,
@@ -17,7 +18,6 @@ from .._common import (
 )
 from ..figures import MAX_PLOTTED_GROUPS, _add_plot, _check_plot_path, _score_figure
 from ..output import (
-    _WEIGHT_NAMES,
     Output,
     _ci_dict,
     _ci_text,
@@ -144,7 +144,7 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
              for key, n, k, c in group_results]
     lines = [f"{name}: {acc.n_rows:,} rows, {len(labels)} classes {labels.tolist()[:20]}"
              f"{' ...' if len(labels) > 20 else ''}",
-             f"{_WEIGHT_NAMES[weights]} kappa of {pred!r} against {true!r}"
+             f"{kappa_name(weights or 'none')} of {pred!r} against {true!r}"
              + (f", rows weighted by {sample_weight!r}" if sample_weight else "")
              + (f", rows counted {frequency_weight!r} times" if frequency_weight else "")
              + (f", rows labelled {ignore_index!r} dropped" if ignore_index is not None
