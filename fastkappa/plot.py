@@ -666,7 +666,8 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
                zorder=1)
     _draw_rows(ax, names, est, low, high, sort=sort, texts=texts, marker="D",
                header=f"{head:<{width}}  {p_head}")
-    ax.set_xlabel("difference in kappa (a − b)")
+    ax.set_xlabel(f"difference in {_display.kappa_name(getattr(comparison, 'weights', None))}"
+                  " (a − b)")
     method = _method_label(getattr(comparison, "method", None))
     _title_above_header(ax, f"paired differences, {level} {method} intervals".replace("  ", " "))
     return ax

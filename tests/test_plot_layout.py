@@ -115,6 +115,7 @@ def test_comparison_figures_in_a_two_by_two_grid(p_adjust):
     _check_grid(fig)
     for ax in (axs[0, 0], axs[1, 0]):  # the axis names the weighting
         assert ax.get_xlabel().startswith("quadratic-weighted kappa")
+    assert axs[0, 1].get_xlabel() == "difference in quadratic-weighted kappa (QWK) (a − b)"
 
 
 def test_other_figures_in_a_two_by_two_grid():
