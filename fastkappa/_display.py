@@ -244,7 +244,7 @@ def kappa_ci_dict(res, *, distribution: bool = False) -> dict[str, Any]:
         "p_value": json_float(res.p_value),
         "seed": seed_to_json(res.seed),
         "weights": weights_to_json(res.weights),
-        "version": version(),
+        "fastkappa_version": version(),
     }
     if distribution:
         out["distribution"] = [json_float(v) for v in np.asarray(res.distribution)]
@@ -336,7 +336,7 @@ def comparison_dict(comp) -> dict[str, Any]:
         "n_resamples": comp.n_resamples, "p_adjust": comp.p_adjust,
         "reference": comp.reference, "weights": weights_to_json(comp.weights),
         "n_rows": comp.n_rows, "n_clusters": comp.n_clusters,
-        "seed": seed_to_json(comp.seed), "version": version(),
+        "seed": seed_to_json(comp.seed), "fastkappa_version": version(),
         "models": {k: kappa_ci_dict(v) for k, v in comp.models.items()},
         "pairs": [pair_dict(p) for p in comp.pairs],
     }
@@ -382,7 +382,7 @@ def by_group_dict(res) -> dict[str, Any]:
     return {"overall": json_float(res.overall), "weights": weights_to_json(res.weights),
             "method": res.method, "confidence_level": res.confidence_level,
             "n_resamples": res.n_resamples, "seed": seed_to_json(res.seed),
-            "version": version(), "groups": rows}
+            "fastkappa_version": version(), "groups": rows}
 
 
 # --------------------------------------------------------------------------- Agreement

@@ -757,7 +757,7 @@ def test_results_record_the_seed_that_reproduces_them(seed):
     d = json.loads(json.dumps(res.to_dict()))
     assert d["seed"] == res.seed and d["weights"] == "linear"
     assert d["method"] == "percentile" and d["n_resamples"] == 300
-    assert d["version"] == fk.__version__
+    assert d["fastkappa_version"] == fk.__version__
     assert fk.kappa_ci(t, p, method="asymptotic").seed is None  # nothing drawn
     comp = fk.compare(t, {"a": p, "b": t % 3}, n_resamples=200, seed=seed,
                       method="percentile")
@@ -779,7 +779,7 @@ def test_kappa_by_group_takes_a_seed_sequence_and_records_it():
                                seed=fresh.seed)
     np.testing.assert_array_equal(fresh.high, replay.high)
     d = json.loads(json.dumps(res.to_dict()))
-    assert d["seed"] == 0 and d["n_resamples"] == 300 and d["version"] == fk.__version__
+    assert d["seed"] == 0 and d["n_resamples"] == 300 and d["fastkappa_version"] == fk.__version__
 
 
 # --------------------------------------------------------------------------- 11. warnings

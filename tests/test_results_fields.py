@@ -129,9 +129,14 @@ def test_to_dict_and_dataframe_keys():
     assert comp["n_rows"] == 400 and "n" not in comp and comp["weights"] == "none"
     assert list(res["Comparison"].to_dataframe("models").columns) == [
         "model", "estimate", "low", "high", "standard_error"]
-    for r in res.values():
-        if hasattr(r, "to_dict"):
-            json.dumps(r.to_dict())  # valid JSON
+    for name, r in res.items():
+        if name == "GroupKappa":  # a float with attributes; its row is in the parent's dict
+            continue
+        d = json.loads(json.dumps(r.to_dict()))  # valid JSON
+        if name.startswith(("KappaCI", "Comparison", "KappaByGroup", "Agreement")) and (
+                name != "AgreementRow"):
+            # provenance under one key, as in the command line's JSON
+            assert d["fastkappa_version"] == fk.__version__ and "version" not in d, name
 
 
 def test_group_kappa_pickles_under_the_new_names():
