@@ -7,19 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _display
 from ._install import install_hint
 
 __all__ = ["Agreement", "AgreementRow"]
 
-_TITLES = {
-    "percent_agreement": "percent agreement",
-    "fleiss_kappa": "Fleiss' kappa",
-    "conger_kappa": "Conger's kappa",
-    "gwet_ac": "Gwet's AC1",
-    "brennan_prediger": "Brennan-Prediger",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "light_kappa": "Light's kappa",
-}
+_TITLES = _display.AGREEMENT_TITLES
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,16 +27,15 @@ class AgreementRow:
     p_value: float
     method: str
     n_undefined: int = 0
-    distribution: np.ndarray = field(default=None, repr=False, compare=False)
+    distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False,
+                                     compare=False)
+
+    def __post_init__(self):
+        if self.distribution is None:  # asymptotic: no replicates, as in KappaCI
+            object.__setattr__(self, "distribution", np.empty(0))
 
     def to_dict(self) -> dict[str, Any]:
-        from .results import _json_float
-
-        return {"coefficient": self.coefficient, "estimate": _json_float(self.estimate),
-                "standard_error": _json_float(self.standard_error),
-                "low": _json_float(self.low), "high": _json_float(self.high),
-                "p_value": _json_float(self.p_value), "method": self.method,
-                "n_undefined": int(self.n_undefined)}
+        return _display.agreement_row_dict(self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,18 +93,7 @@ class Agreement:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python data (NaN as None, valid for ``json.dumps``), with provenance."""
-        from . import __version__
-
-        classes = [c.item() if isinstance(c, np.generic) else c for c in self.classes]
-        return {
-            "fastkappa_version": __version__, "method": self.method,
-            "confidence_level": float(self.confidence_level),
-            "n_resamples": int(self.n_resamples), "seed": self.seed,
-            "weights": _describe(self.weights), "level": _describe(self.level),
-            "n_items": self.n_items, "n_unrated": self.n_unrated,
-            "n_raters": self.n_raters, "n_clusters": self.n_clusters, "classes": classes,
-            "coefficients": [row.to_dict() for row in self.rows],
-        }
+        return _display.agreement_dict(self)
 
     def to_dataframe(self):
         """One row per coefficient as a pandas DataFrame (needs pandas)."""
@@ -125,54 +106,15 @@ class Agreement:
             "coefficient", "estimate", "standard_error", "low", "high", "p_value", "method")}
             for r in self.rows]).set_index("coefficient")
 
-    def _table(self) -> list[list[str]]:
-        from .results import _digits, _fmt, _fmt_p
-
-        d = max([3, *(_digits(r.estimate, r.low, r.high, least=3, most=5) for r in self.rows)])
-        out = [["coefficient", "estimate", "SE", "low", "high", "p", "method"]]
-        for r in self.rows:
-            out.append([_TITLES.get(r.coefficient, r.coefficient)
-                        if r.coefficient != "gwet_ac" or self.weights is None else "Gwet's AC2",
-                        _fmt(r.estimate, d), _fmt(r.standard_error, 4), _fmt(r.low, d),
-                        _fmt(r.high, d), _fmt_p(r.p_value), r.method])
-        return out
-
-    def _head(self) -> str:
-        from .results import _level
-
-        how = {"asymptotic": "asymptotic (Gwet)", "bca": "BCa"}.get(self.method, self.method)
-        if self.method != "asymptotic":
-            how += f", {self.n_resamples:,} item resamples"
-        if self.n_clusters is not None:
-            how += f", {self.n_clusters} clusters"
-        w = "" if self.weights is None else f", {_describe(self.weights)} weights"
-        return (f"agreement among {self.n_raters or 'anonymous'} raters on {self.n_items} "
-                f"items, {len(self.classes)} classes{w}; {_level(self.confidence_level)} "
-                f"CI {how}")
-
     def __str__(self) -> str:
-        rows = self._table()
-        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) if j in (0, 6) else c.rjust(w)
-                           for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-                 for r in rows]
-        return "\n".join([self._head(), *lines])
+        return _display.agreement_text(self)
+
+    def __format__(self, spec: str) -> str:
+        return _display.agreement_text(self, spec) if spec else str(self)
 
     def __repr__(self) -> str:
         return (f"Agreement(coefficients={[r.coefficient for r in self.rows]}, "
                 f"method={self.method!r}, n_items={self.n_items})")
 
     def _repr_html_(self) -> str:
-        import html as _html
-
-        from .results import _html_table
-
-        return f"<p>{_html.escape(self._head())}</p>" + _html_table(self._table())
-
-
-def _describe(w):
-    if w is None or isinstance(w, str):
-        return w
-    return "custom"
-
-
+        return _display.agreement_html(self)

@@ -405,7 +405,7 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     group_keys = np.empty(g, dtype=object)
     group_keys[:] = keys
     return KappaByGroup(
-        groups=group_keys, kappa=kappa, n=n.astype(np.int64), overall=float(overall),
+        groups=group_keys, estimate=kappa, n_rows=n.astype(np.int64), overall=float(overall),
         confusion=confusion, classes=labels,
         weights=weights, low=low, high=high, method=method,
         confidence_level=confidence_level if method is not None else None)

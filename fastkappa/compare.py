@@ -450,5 +450,5 @@ def compare(
     first = next(iter(models.values()))
     return Comparison(models=models, pairs=pairs, reference=reference, method=method,
                       confidence_level=cl, n_resamples=0 if method == "asymptotic"
-                      else n_resamples, p_adjust=p_adjust, weights=spec, n=len(t_idx),
+                      else n_resamples, p_adjust=p_adjust, weights=spec, n_rows=len(t_idx),
                       classes=encs[0].classes, seed=first.seed, n_clusters=first.n_clusters)

@@ -579,7 +579,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     >>> t = da.from_array(np.array([0, 1, 2, 0, 1, 2]), chunks=4)
     >>> p = da.from_array(np.array([0, 1, 2, 0, 2, 2]), chunks=4)
     >>> g = da.from_array(np.array(["a", "a", "a", "b", "b", "b"]), chunks=4)
-    >>> fkd.kappa_by_group(t, p, g).kappa
+    >>> fkd.kappa_by_group(t, p, g).estimate
     array([1. , 0.5])
     """
     method, confidence_level, n_resamples, seq = group_interval_iv(
@@ -643,7 +643,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     group_keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys)
                             else None)
     return KappaByGroup(
-        groups=group_keys, kappa=kappa, n=n_g, overall=total,
+        groups=group_keys, estimate=kappa, n_rows=n_g, overall=total,
         confusion=np.ascontiguousarray(tables), classes=classes,
         weights=w if isinstance(w, str) or w is None else "custom",
         low=low, high=high, method=method,

@@ -284,9 +284,9 @@ def kappa_by_group(
     --------
     >>> import fastkappa as fk
     >>> res = fk.kappa_by_group([0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 2, 2], ["a"] * 3 + ["b"] * 3)
-    >>> res.kappa
+    >>> res.estimate
     array([1. , 0.5])
-    >>> res["b"].kappa
+    >>> res["b"].estimate
     0.5
     """
     method, confidence_level, n_resamples, seq = group_interval_iv(
@@ -374,7 +374,7 @@ def kappa_by_group(
                                      n_resamples, seq, y_true, y_pred, weights, sample_weight,
                                      ignore_index, nan_policy, thresholds, clusters)
     return KappaByGroup(
-        groups=keys, kappa=kappa, n=n_g, overall=overall,
+        groups=keys, estimate=kappa, n_rows=n_g, overall=overall,
         confusion=np.ascontiguousarray(tables), classes=enc.classes,
         weights=(_weights.canonical(weights) if isinstance(weights, str) or weights is None
                  else "custom"),

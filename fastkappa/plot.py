@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _display
+from ._display import level as _level
+from ._display import method_label as _method_label
 from ._install import install_hint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,19 +97,16 @@ def _halo(width: float = 3.0) -> list:
 
 
 def _f(x: float, digits: int = 3, sign: bool = False) -> str:
-    if x is None or not math.isfinite(x):
-        return "nan"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return _display.number(x, digits, f"+.{digits}f" if sign else "")
 
 
-def _level(confidence_level) -> str:
-    if confidence_level is None:
-        return ""
-    return f"{100 * float(confidence_level):.10g}%"
+def _title_above_header(ax, title: str) -> None:
+    """The panel title, raised above the column heading written at the Axes' top right
+    (``_draw_rows(header=...)``), so that a long title never runs into it."""
+    from matplotlib.font_manager import FontProperties
 
-
-def _method_label(method) -> str:
-    return {"bca": "BCa"}.get(method, "" if method is None else str(method))
+    heading = FontProperties(size="small").get_size_in_points()
+    ax.set_title(title, loc="left", fontsize="medium", pad=6.0 + 1.5 * heading)
 
 
 def _fmt_cell(v: float, normalized: bool) -> str:
@@ -410,7 +410,7 @@ def bootstrap_distribution(result, *, ax: Axes | None = None, bins: int | Sequen
     ax.axvline(low, color="black", linestyle="--", linewidth=1.4,
                label=f"{label}: {_f(low)} to {_f(high)}", gid="fastkappa-low")
     ax.axvline(high, color="black", linestyle="--", linewidth=1.4, gid="fastkappa-high")
-    ax.set_xlabel("kappa")
+    ax.set_xlabel(_display.kappa_name(getattr(result, "weights", None)))
     ax.legend(loc="upper left", fontsize="small", frameon=True)
     return ax
 
@@ -431,22 +431,23 @@ def _forest_rows(result) -> tuple[list[str], np.ndarray, np.ndarray | None,
                     cis[0].confidence_level if cis else None),
                 "method": getattr(result, "method", None) or (cis[0].method if cis else None),
                 "n": None, "weights": getattr(result, "weights", None)}
-    elif hasattr(result, "groups") and hasattr(result, "kappa"):  # KappaByGroup
+    elif hasattr(result, "groups") and hasattr(result, "estimate"):  # KappaByGroup
         names = [str(g) for g in result.groups]
-        est = np.asarray(result.kappa, dtype=np.float64)
+        est = np.asarray(result.estimate, dtype=np.float64)
         low = None if result.low is None else np.asarray(result.low, dtype=np.float64)
         high = None if result.high is None else np.asarray(result.high, dtype=np.float64)
         meta = {"overall": float(result.overall), "reference": None,
                 "level": getattr(result, "confidence_level", None),
                 "method": getattr(result, "method", None),
-                "n": np.asarray(result.n), "weights": getattr(result, "weights", None)}
+                "n": np.asarray(result.n_rows), "weights": getattr(result, "weights", None)}
         return names, est, low, high, meta
     elif isinstance(result, Mapping):  # {name: KappaCI}
         names = [str(m) for m in result]
         cis = list(result.values())
         meta = {"overall": None, "reference": None,
                 "level": cis[0].confidence_level if cis else None,
-                "method": cis[0].method if cis else None, "n": None, "weights": None}
+                "method": cis[0].method if cis else None, "n": None,
+                "weights": cis[0].weights if cis else None}
     else:
         raise TypeError(
             "forest() takes a Comparison (fastkappa.compare), a KappaByGroup "
@@ -528,13 +529,6 @@ def _draw_rows(ax, names, est, low, high, *, sort: bool, texts: list[str], marke
     return order
 
 
-def _kappa_axis_label(weights) -> str:
-    if isinstance(weights, str):
-        return {"quadratic": "quadratic-weighted kappa (QWK)",
-                "linear": "linear-weighted kappa"}.get(weights, f"{weights} kappa")
-    return "kappa"
-
-
 def forest(result, *, ax: Axes | None = None, sort: bool = False) -> Axes:
     """Forest plot: one row per model or group, its kappa and interval.
 
@@ -596,20 +590,14 @@ def forest(result, *, ax: Axes | None = None, sort: bool = False) -> Axes:
     _draw_rows(ax, names, est, low, high, sort=sort, texts=texts,
                marker="s" if meta["n"] is not None else "o", header=header, special=special,
                summary=summary)
-    ax.set_xlabel(_kappa_axis_label(meta["weights"]))
+    ax.set_xlabel(_display.kappa_name(meta["weights"]))
     what = "groups" if meta["n"] is not None else "models"
     if low is not None and meta["level"] is not None:
-        ax.set_title(f"kappa by {what[:-1]}, {_level(meta['level'])} "
-                     f"{_method_label(meta['method'])} intervals".replace("  ", " "),
-                     loc="left", fontsize="medium")
+        _title_above_header(ax, f"kappa by {what[:-1]}, {_level(meta['level'])} "
+                                f"{_method_label(meta['method'])} intervals".replace("  ", " "))
     else:
-        ax.set_title(f"kappa by {what[:-1]}", loc="left", fontsize="medium")
+        _title_above_header(ax, f"kappa by {what[:-1]}")
     return ax
-
-
-def _fmt_p(p) -> str:
-    """A p-value as written next to a difference (three significant digits)."""
-    return "nan" if p is None or not math.isfinite(p) else f"{p:.3g}"
 
 
 def _shown_p_values(comparison, pairs) -> tuple[list, str]:
@@ -672,15 +660,16 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
             for i in range(n)]
     head = f"difference ({level} CI)".replace("( ", "(")
     width = max([len(head), *map(len, left)])
-    texts = [f"{t:<{width}}  {_fmt_p(pv)}" for t, pv in zip(left, p_shown, strict=True)]
+    texts = [f"{t:<{width}}  {_display.p_value(pv, bound=p.p_value_is_bound)}"
+             for t, pv, p in zip(left, p_shown, pairs, strict=True)]
     ax.axvline(0.0, color="0.35", linestyle="-", linewidth=1.0, gid="fastkappa-zero",
                zorder=1)
     _draw_rows(ax, names, est, low, high, sort=sort, texts=texts, marker="D",
                header=f"{head:<{width}}  {p_head}")
-    ax.set_xlabel("difference in kappa (a − b)")
+    ax.set_xlabel(f"difference in {_display.kappa_name(getattr(comparison, 'weights', None))}"
+                  " (a − b)")
     method = _method_label(getattr(comparison, "method", None))
-    ax.set_title(f"paired differences, {level} {method} intervals".replace("  ", " "),
-                 loc="left", fontsize="medium")
+    _title_above_header(ax, f"paired differences, {level} {method} intervals".replace("  ", " "))
     return ax
 
 
@@ -789,7 +778,7 @@ def threshold_curve(optimizer, *, ax: Axes | None = None) -> Axes:
         opt.set_gid("fastkappa-optimum")
     ax.set_xlabel("cut point (score)")
     weights = getattr(optimizer, "weights", "quadratic")
-    ax.set_ylabel(_kappa_axis_label(weights) if isinstance(weights, str) else "kappa")
+    ax.set_ylabel(_display.kappa_name(weights))
     ax.set_title("kappa as each cut point moves (others at their optimum)", loc="left",
                  fontsize="medium")
     if ax.get_legend_handles_labels()[0]:

@@ -77,7 +77,7 @@ def forest(result, *, coefficient: str | None = None, ax: Axes | None = None,
     >>> res = fk.agreement([[1, 1, 2], [2, 2, 2], [3, 3, 1], [1, 1, 1], [2, 3, 3]])
     >>> ax = fkpa.forest(res)  # doctest: +SKIP
     """
-    from .plot import _axes, _draw_rows, _f, _level, _method_label
+    from .plot import _axes, _draw_rows, _f, _level, _method_label, _title_above_header
 
     names, rows, template, what = _rows(result, coefficient)
     est = np.array([r.estimate for r in rows], dtype=np.float64)
@@ -90,7 +90,7 @@ def forest(result, *, coefficient: str | None = None, ax: Axes | None = None,
                header=f"estimate ({_level(template.confidence_level)} CI)")
     ax.set_xlabel("agreement" if what == "coefficient" else f"{what}, class vs the rest")
     raters = template.n_raters or "anonymous"
-    ax.set_title(f"agreement among {raters} raters on {template.n_items} items, "
-                 f"{_level(template.confidence_level)} {_method_label(template.method)} "
-                 "intervals", loc="left", fontsize="medium")
+    _title_above_header(ax, f"agreement among {raters} raters on {template.n_items} items, "
+                            f"{_level(template.confidence_level)} "
+                            f"{_method_label(template.method)} intervals")
     return ax

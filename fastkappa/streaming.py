@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
+from . import _display, _weights
 from ._columns import materialize
 from ._shapes import flatten_labels
 from ._validation import MAX_CLASSES, _check_labels, encode_pair, frequency_rows
@@ -192,9 +192,7 @@ class CohenKappa:
         Computed without warnings: display never warns or raises.
         """
         w = self._weights_spec
-        what = {None: "kappa", "linear": "linear-weighted kappa",
-                "quadratic": "quadratic-weighted kappa (QWK)"}.get(
-            w if w is None or isinstance(w, str) else "custom", "kappa (custom weights)")
+        what = _display.kappa_name(w)
         k = len(self._labels)
         rows = f"{self._n_rows:,} row{'' if self._n_rows == 1 else 's'}"
         if self.weighted:
@@ -206,7 +204,7 @@ class CohenKappa:
         observed, expected = _weights.kappa_terms(self._confusion, self._weight_matrix())
         if expected > 0:
             kappa = float(1.0 - observed / expected)
-            shown = f"{kappa:.4f}"
+            shown = _display.number(kappa, 4)
         else:
             kappa, shown = float("nan"), "nan (undefined: zero expected disagreement)"
         return f"CohenKappa: {what} = {shown} on {rows}, {classes}", kappa

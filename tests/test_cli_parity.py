@@ -154,8 +154,8 @@ def test_score_ignore_index_with_by_and_clusters(paths, data, capsys):
     assert got["ci"]["low"] == pytest.approx(ci.low, rel=1e-10)
     assert got["ci"]["high"] == pytest.approx(ci.high, rel=1e-10)
     ref = fk.kappa_by_group(data["grade"][m], data["model_a"][m], data["site"][m])
-    assert [g["n_rows"] for g in got["groups"]] == ref.n.tolist()
-    np.testing.assert_allclose([g["kappa"] for g in got["groups"]], ref.kappa, rtol=1e-12)
+    assert [g["n_rows"] for g in got["groups"]] == ref.n_rows.tolist()
+    np.testing.assert_allclose([g["kappa"] for g in got["groups"]], ref.estimate, rtol=1e-12)
 
 
 def test_score_string_labels_ignore_index(tmp_path, capsys):
@@ -377,7 +377,7 @@ def test_ignored_label_outside_declared_classes(tmp_path, capsys, command):
     else:
         api = fk.compare(y, {"p": p, "q": q}, n_classes=2, ignore_index=7,
                          method="asymptotic")
-        assert got["n_rows"] == api.n == 4
+        assert got["n_rows"] == api.n_rows == 4
         for name in ("p", "q"):
             assert got["models"][name]["estimate"] == pytest.approx(
                 api.models[name].estimate, rel=1e-12)

@@ -39,7 +39,7 @@ def test_compare_estimates_equal_cohen_kappa(method):
         res.models["good"].estimate - res.models["poor"].estimate, abs=1e-12)
     assert pair.low < pair.difference < pair.high
     assert pair.p_value < 0.01
-    assert res.n == len(y)
+    assert res.n_rows == len(y)
 
 
 def test_compare_model_identical_to_truth_and_to_itself():
@@ -156,7 +156,7 @@ def test_compare_drops_a_row_for_every_model():
     res = fk.compare(y, {"a": a, "b": b}, method="asymptotic", nan_policy="omit")
     keep = np.ones(10, dtype=bool)
     keep[3] = False
-    assert res.n == 9
+    assert res.n_rows == 9
     assert res.models["b"].estimate == pytest.approx(fk.cohen_kappa(y[keep], b[keep]))
 
 
@@ -246,14 +246,14 @@ def test_compare_output_forms():
     y, preds = _models(n=500)
     res = fk.compare(y, preds, method="asymptotic", weights="quadratic")
     text = str(res)
-    assert "quadratic kappa of 2 models on 500 rows" in text
+    assert "quadratic-weighted kappa (QWK) of 2 models on 500 rows" in text
     assert "good - poor" in text
     data = json.loads(json.dumps(res.to_dict()))
     assert data["pairs"][0]["a"] == "good"
     assert "<table>" in res._repr_html_()
     df = res.to_dataframe()
     assert list(df["a"]) == ["good"]
-    assert res.to_dataframe("models")["kappa"].tolist() == pytest.approx(
+    assert res.to_dataframe("models")["estimate"].tolist() == pytest.approx(
         [res.models["good"].estimate, res.models["poor"].estimate])
 
 

@@ -118,8 +118,8 @@ def test_kappa_by_group_matches_in_memory(client, data):
                              seed=2, n_resamples=300)
     assert got.seed == want.seed == 2
     assert got.groups.tolist() == want.groups.tolist()
-    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-12)
-    np.testing.assert_array_equal(got.n, want.n)
+    np.testing.assert_allclose(got.estimate, want.estimate, rtol=1e-12)
+    np.testing.assert_array_equal(got.n_rows, want.n_rows)
     np.testing.assert_allclose(got.low, want.low, rtol=1e-12)
     np.testing.assert_allclose(got.high, want.high, rtol=1e-12)
     np.testing.assert_array_equal(got.confusion, want.confusion)
@@ -130,8 +130,8 @@ def test_kappa_by_group_weighted_rows(client, data):
     frame, ddf = data
     got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w)
     want = fk.kappa_by_group(frame.t, frame.p, frame.site, sample_weight=frame.w)
-    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-10)
-    np.testing.assert_allclose(got.n, want.n, rtol=1e-12)
+    np.testing.assert_allclose(got.estimate, want.estimate, rtol=1e-10)
+    np.testing.assert_allclose(got.n_rows, want.n_rows, rtol=1e-12)
     with pytest.raises(ValueError, match="per-group intervals with `sample_weight`"):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, sample_weight=ddf.w, method="bca")
 
@@ -160,7 +160,7 @@ def test_dask_takes_the_input_keywords(client, data):
                              n_resamples=200, **kw)
     ref = fk.kappa_by_group(t, p, frame.site, method="percentile", seed=3, n_resamples=200,
                             **kw)
-    np.testing.assert_allclose(res.kappa, ref.kappa, rtol=1e-12)
+    np.testing.assert_allclose(res.estimate, ref.estimate, rtol=1e-12)
     np.testing.assert_allclose(res.low, ref.low, rtol=1e-12)
 
 
@@ -180,8 +180,8 @@ def test_dask_kappa_by_group_missing_group_ids_follow_nan_policy(client, data):
     got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, nan_policy="omit")
     want = fk.kappa_by_group(with_na.t, with_na.p, with_na.site, nan_policy="omit")
     assert got.groups.tolist() == want.groups.tolist()
-    np.testing.assert_allclose(got.kappa, want.kappa, rtol=1e-12)
-    np.testing.assert_array_equal(got.n, want.n)
+    np.testing.assert_allclose(got.estimate, want.estimate, rtol=1e-12)
+    np.testing.assert_array_equal(got.n_rows, want.n_rows)
     with pytest.warns(FutureWarning, match="`ci` is deprecated"):
         fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, nan_policy="omit", ci="asymptotic")
     with pytest.raises(ValueError, match="`seed` must be None, a non-negative int"):

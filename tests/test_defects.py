@@ -347,7 +347,7 @@ def test_missing_cluster_ids_follow_nan_policy():
             (want.estimate, want.standard_error), rel=1e-12)
     comp = fk.compare(t, {"a": p, "b": t}, method="asymptotic", clusters=chunked,
                       nan_policy="omit")
-    assert comp.n == 199
+    assert comp.n_rows == 199
 
 
 # --------------------------------------------------------------------------- 5. big tables
@@ -687,7 +687,7 @@ def test_generators_are_read_once_everywhere():
     res = fk.kappa_by_group(iter(t.tolist()), iter(p.tolist()), iter(g.tolist()),
                             method="asymptotic", clusters=iter((np.arange(200) // 2).tolist()))
     want = fk.kappa_by_group(t, p, g, method="asymptotic", clusters=np.arange(200) // 2)
-    np.testing.assert_allclose(res.kappa, want.kappa, rtol=1e-15)
+    np.testing.assert_allclose(res.estimate, want.estimate, rtol=1e-15)
     np.testing.assert_allclose(res.low, want.low, rtol=1e-15)
     ci = fk.kappa_ci(t, p, method="asymptotic", clusters=iter((np.arange(200) // 2).tolist()))
     assert ci.standard_error == fk.kappa_ci(t, p, method="asymptotic",
@@ -757,7 +757,7 @@ def test_results_record_the_seed_that_reproduces_them(seed):
     d = json.loads(json.dumps(res.to_dict()))
     assert d["seed"] == res.seed and d["weights"] == "linear"
     assert d["method"] == "percentile" and d["n_resamples"] == 300
-    assert d["version"] == fk.__version__
+    assert d["fastkappa_version"] == fk.__version__
     assert fk.kappa_ci(t, p, method="asymptotic").seed is None  # nothing drawn
     comp = fk.compare(t, {"a": p, "b": t % 3}, n_resamples=200, seed=seed,
                       method="percentile")
@@ -779,7 +779,7 @@ def test_kappa_by_group_takes_a_seed_sequence_and_records_it():
                                seed=fresh.seed)
     np.testing.assert_array_equal(fresh.high, replay.high)
     d = json.loads(json.dumps(res.to_dict()))
-    assert d["seed"] == 0 and d["n_resamples"] == 300 and d["version"] == fk.__version__
+    assert d["seed"] == 0 and d["n_resamples"] == 300 and d["fastkappa_version"] == fk.__version__
 
 
 # --------------------------------------------------------------------------- 11. warnings
@@ -820,7 +820,7 @@ def test_kappa_by_group_replace_undefined_by():
     with pytest.warns(UndefinedKappaWarning, match="replace_undefined_by=0.0"):
         res = fk.kappa_by_group([0, 0, 0, 1], [0, 0, 0, 1], [1, 1, 2, 2],
                                 replace_undefined_by=0.0)
-    assert res.kappa.tolist() == [0.0, 1.0]
+    assert res.estimate.tolist() == [0.0, 1.0]
 
 
 # --------------------------------------------------------------------------- 13. messages

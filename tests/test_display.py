@@ -80,12 +80,15 @@ def _shows(text: str, value: float) -> None:
     assert abs(float(text) - value) <= 0.5 * 10.0 ** -decimals + 1e-15
 
 
-def _shows_p(text: str, p: float) -> None:
-    """A p-value written as ``<0.001`` or with three decimals (Comparison's style)."""
-    if p < 0.001:
-        assert text == "<0.001", (text, p)
+def _shows_p(text: str, p: float, bound: bool = False) -> None:
+    """A p-value written with three significant digits, or as a bound ``< 0.004``
+    when it sits at its bootstrap floor (about 2/B)."""
+    if bound:
+        assert text == f"< {p:.2g}", (text, p)
+        assert float(text[2:]) == pytest.approx(p, rel=0.05)
     else:
-        _shows(text, p)
+        assert text == f"{p:.3g}", (text, p)
+        assert float(text) == pytest.approx(p, rel=5e-3)
 
 
 def _graded(n=1500, seed=0):
@@ -190,8 +193,8 @@ def test_comparison_text_and_html_show_the_fields(p_adjust, reference):
             sklearn_metrics.cohen_kappa_score(y, preds[name], weights="quadratic"), rel=1e-12)
     text = str(comp).splitlines()
     head = text[0]
-    assert head.startswith(f"quadratic kappa of 3 models on {len(y)} rows, 95% CI (bca, "
-                           "500 paired resamples)")
+    assert head.startswith(f"quadratic-weighted kappa (QWK) of 3 models on {len(y)} rows, "
+                           "95% CI (bca, 500 paired resamples)")
     assert head.endswith(f"; each model against {reference}" if reference else ")")
     blank = text.index("")
     text_models, text_pairs = _text_table(text[1:blank]), _text_table(text[blank + 1:])
@@ -218,9 +221,9 @@ def test_comparison_text_and_html_show_the_fields(p_adjust, reference):
         _shows(row[1], pr.difference)
         _shows(row[2], pr.low)
         _shows(row[3], pr.high)
-        _shows_p(row[4], pr.p_value)
+        _shows_p(row[4], pr.p_value, pr.p_value_is_bound)
         if p_adjust:
-            _shows_p(row[5], pr.p_adjusted)
+            _shows_p(row[5], pr.p_adjusted, pr.p_value_is_bound)
 
 
 def test_comparison_shows_more_decimals_when_three_would_merge():
@@ -233,11 +236,11 @@ def test_comparison_shows_more_decimals_when_three_would_merge():
         models={"x": ci(0.80012, 0.80004, 0.80031), "y": ci(0.79, 0.7, 0.85)},
         pairs=[PairDifference("x", "y", 0.00012, -0.00041, 0.00062, 0.0004, 0.0004)],
         reference=None, method="asymptotic", confidence_level=0.95, n_resamples=0,
-        p_adjust=None, weights=None, n=10_000, classes=np.arange(3))
+        p_adjust=None, weights=None, n_rows=10_000, classes=np.arange(3))
     models, pairs = _parse(comp._repr_html_()).tables
     assert models[1] == ["x", "0.8001", "0.8000", "0.8003"]
     assert models[2] == ["y", "0.7900", "0.7000", "0.8500"]
-    assert pairs[1] == ["x - y", "0.0001", "-0.0004", "0.0006", "<0.001"]
+    assert pairs[1] == ["x - y", "0.0001", "-0.0004", "0.0006", "0.0004"]
     for row, name in ((models[1], "x"), (models[2], "y")):
         r = comp.models[name]
         for cell, value in zip(row[1:], (r.estimate, r.low, r.high), strict=True):
@@ -257,10 +260,11 @@ def test_kappa_by_group_text_and_html_show_the_fields(ci):
                             n_resamples=300, seed=0)
     for g in res.groups:
         sel = groups == g
-        assert res[g].kappa == pytest.approx(sklearn_metrics.cohen_kappa_score(
+        assert res[g].estimate == pytest.approx(sklearn_metrics.cohen_kappa_score(
             y[sel], preds["a"][sel], weights="quadratic", labels=np.arange(5)), rel=1e-12)
     text = str(res).splitlines()
-    m = re.match(r"quadratic kappa by group \(3 groups(.*)\); overall (\S+)$", text[0])
+    m = re.match(r"quadratic-weighted kappa \(QWK\) by group \(3 groups(.*)\); overall (\S+)$",
+                 text[0])
     assert m, text[0]
     _shows(m.group(2), res.overall)
     if ci:
@@ -274,8 +278,8 @@ def test_kappa_by_group_text_and_html_show_the_fields(ci):
     assert table[0] == ["group", "n", "kappa"] + (["low", "high"] if ci else [])
     assert [r[0] for r in table[1:]] == [str(g) for g in res.groups]
     for row, i in zip(table[1:], range(len(res)), strict=True):
-        assert row[1] == f"{int(res.n[i]):,}"
-        _shows(row[2], res.kappa[i])
+        assert row[1] == f"{int(res.n_rows[i]):,}"
+        _shows(row[2], res.estimate[i])
         if ci:
             _shows(row[3], res.low[i])
             _shows(row[4], res.high[i])
@@ -295,7 +299,7 @@ def test_kappa_by_group_large_and_weighted_n_are_written_out():
     sw[0] = 0.125
     weighted = fk.kappa_by_group(y, preds["a"], g, sample_weight=sw)
     row = _parse(weighted._repr_html_()).tables[0][1]
-    assert weighted.n[0] == 249.875 and row[1] == "249.88"
+    assert weighted.n_rows[0] == 249.875 and row[1] == "249.88"
 
 
 def test_kappa_by_group_undefined_group_shows_nan():
@@ -383,3 +387,75 @@ def test_cohen_kappa_display_never_warns_or_raises():
     assert str(wide) == ("CohenKappa: kappa = 1.0000 on 30 rows, 30 classes\n"
                          "(the 30 x 30 confusion matrix is not shown)")
     assert _parse(wide._repr_html_()).tables == []
+
+
+# --------------------------------------------------------------------------- one format
+
+
+def _at_floor():
+    """Two models far apart: every paired bootstrap difference is positive, so the
+    p-value sits at its floor, 2/B."""
+    y, preds = _graded(n=2000, seed=7)
+    comp = fk.compare(y, {"a": preds["a"], "c": preds["c"]}, weights="quadratic",
+                      n_resamples=500, seed=0, p_adjust="holm")
+    (pair,) = comp.pairs
+    assert np.all(pair.distribution > 0) and len(pair.distribution) == 500
+    return comp, pair
+
+
+def test_p_value_at_its_floor_is_a_bound_everywhere():
+    comp, pair = _at_floor()
+    assert pair.p_value == pytest.approx(2 / 500) and pair.p_value_is_bound
+    # the table, the methods paragraph, JSON, the command line's lines and the figure
+    pairs = _parse(comp._repr_html_()).tables[1]
+    assert pairs[1][4] == pairs[1][5] == "< 0.004"
+    assert str(comp).splitlines()[-1].split()[-2:] == ["<", "0.004"]
+    assert "adjusted p < 0.004" in comp.methods_text()
+    d = comp.to_dict()["pairs"][0]
+    assert d["p_value"] == pytest.approx(0.004) and d["p_value_is_bound"] is True
+    assert d["p_adjusted_is_bound"] is True
+    from fastkappa.cli.output import _pairs_text
+
+    assert _pairs_text(comp)[0].endswith("p < 0.004")
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    import fastkappa.plot as fkplot
+
+    ax = Figure().subplots()
+    fkplot.differences(comp, ax=ax)
+    (label,) = [t for t in ax.texts if t.get_gid() == "fastkappa-label-0"]
+    assert label.get_text().endswith("< 0.004")
+
+
+def test_p_value_above_its_floor_or_asymptotic_is_a_value():
+    y, preds = _graded()
+    comp = fk.compare(y, {"a": preds["a"], "b": preds["b"]}, method="asymptotic")
+    (pair,) = comp.pairs
+    assert pair.distribution.shape == (0,) and not pair.p_value_is_bound
+    assert comp.to_dict()["pairs"][0]["p_value_is_bound"] is False
+    near = PairDifference("a", "b", 0.01, -0.02, 0.04, 0.4, 0.4, 0.01,
+                          np.linspace(-0.05, 0.05, 100))
+    assert not near.p_value_is_bound
+
+
+def test_format_spec_works_on_every_result():
+    y, preds = _graded(n=600)
+    ci = fk.kappa_ci(y, preds["a"], method="asymptotic")
+    assert format(ci, ".3f") == (f"kappa = {ci.estimate:.3f} (95% CI {ci.low:.3f} to "
+                                 f"{ci.high:.3f}, asymptotic)")
+    assert f"{ci}" == str(ci)
+    comp = fk.compare(y, preds, method="asymptotic")
+    comp_tables = format(comp, ".5f").split("\n\n")
+    models = comp_tables[0]
+    for line, (name, r) in zip(models.splitlines()[2:], comp.models.items(), strict=True):
+        assert line.split() == [name, f"{r.estimate:.5f}", f"{r.low:.5f}", f"{r.high:.5f}"]
+    assert f"{comp}" == str(comp) and len(comp_tables) == 2
+    groups = np.arange(600) % 3
+    by = fk.kappa_by_group(y, preds["a"], groups)
+    rows = [line.split() for line in format(by, ".2f").splitlines()[2:]]
+    assert [r[2] for r in rows] == [f"{v:.2f}" for v in by.estimate]
+    assert format(by[0], ".3f") == f"{by.estimate[0]:.3f}"  # a GroupKappa is a float
+    agr = fk.agreement(np.stack([y, preds["a"], preds["b"]], axis=1))
+    line = format(agr, ".2f").splitlines()[2]
+    assert f"{agr.rows[0].estimate:.2f}" in line.split()

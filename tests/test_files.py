@@ -82,9 +82,9 @@ def test_score_file_by_equals_kappa_by_group(graded, paths):
                             method="asymptotic")
     assert isinstance(got, fk.KappaByGroup)
     assert got.groups.tolist() == ref.groups.tolist()
-    np.testing.assert_allclose(got.kappa, ref.kappa, rtol=1e-12)
+    np.testing.assert_allclose(got.estimate, ref.estimate, rtol=1e-12)
     np.testing.assert_allclose(got.low, ref.low, rtol=1e-12)
-    np.testing.assert_array_equal(got.n, ref.n)
+    np.testing.assert_array_equal(got.n_rows, ref.n_rows)
 
 
 def test_score_file_polars_dataframe(graded):

@@ -180,7 +180,7 @@ def test_row_level_entry_points_equal_the_expanded_rows(rows, salt):
         if f is fk.compare:
             assert repr(a[1].to_dict()) == repr(b[1].to_dict())  # nan-safe
         elif f is fk.kappa_by_group:
-            for name in ("kappa", "n", "low", "high", "confusion"):
+            for name in ("estimate", "n_rows", "low", "high", "confusion"):
                 np.testing.assert_array_equal(getattr(a[1], name), getattr(b[1], name))
         else:
             np.testing.assert_array_equal(a[1], b[1])
@@ -215,7 +215,7 @@ def test_kappa_by_group_equals_the_expanded_rows():
     a = fk.kappa_by_group(t, p, g, frequency_weight=c, method="bca", seed=2, n_resamples=300)
     b = fk.kappa_by_group(np.repeat(t, c), np.repeat(p, c), np.repeat(g, c), method="bca",
                           seed=2, n_resamples=300)
-    for name in ("kappa", "n", "low", "high", "confusion"):
+    for name in ("estimate", "n_rows", "low", "high", "confusion"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     assert a.overall == b.overall
 
@@ -257,8 +257,8 @@ def test_dask_equals_the_expanded_rows():
     g = np.arange(len(t)) % 3
     a = fkd.kappa_by_group(d(t), d(p), d(g), frequency_weight=d(c))
     b = fk.kappa_by_group(T, P, np.repeat(g, c))
-    np.testing.assert_array_equal(a.kappa, b.kappa)
-    np.testing.assert_array_equal(a.n, b.n)
+    np.testing.assert_array_equal(a.estimate, b.estimate)
+    np.testing.assert_array_equal(a.n_rows, b.n_rows)
 
 
 # --------------------------------------------------------------------------- semantics

@@ -30,8 +30,8 @@ def test_kappa_by_group_equals_per_group_cohen_kappa(weights):
     for i, key in enumerate(res.groups):
         m = g == key
         expected = fk.cohen_kappa(t[m], p[m], weights=weights, labels=res.classes)
-        assert res.kappa[i] == pytest.approx(expected, abs=1e-12)
-        assert res.n[i] == m.sum()
+        assert res.estimate[i] == pytest.approx(expected, abs=1e-12)
+        assert res.n_rows[i] == m.sum()
         np.testing.assert_array_equal(res.confusion[i],
                                       fk.confusion_matrix(t[m], p[m], labels=res.classes))
     assert res.overall == pytest.approx(fk.cohen_kappa(t, p, weights=weights), abs=1e-12)
@@ -44,9 +44,9 @@ def test_kappa_by_group_uses_global_scale_for_groups_missing_a_grade():
     g = np.array(["a", "a", "a", "a", "b", "b", "b", "b", "b"])
     res = fk.kappa_by_group(t, p, g, weights="quadratic")
     m = g == "b"
-    assert res["b"].kappa == pytest.approx(
+    assert res["b"].estimate == pytest.approx(
         fk.cohen_kappa(t[m], p[m], weights="quadratic", labels=[0, 1, 2, 3]), abs=1e-12)
-    assert res["b"].kappa != pytest.approx(fk.cohen_kappa(t[m], p[m], weights="quadratic"))
+    assert res["b"].estimate != pytest.approx(fk.cohen_kappa(t[m], p[m], weights="quadratic"))
 
 
 def test_kappa_by_group_inferred_classes_with_gaps():
@@ -58,7 +58,7 @@ def test_kappa_by_group_inferred_classes_with_gaps():
     np.testing.assert_array_equal(res.classes, [0, 2, 4, 8])
     for key in res.groups:
         m = g == key
-        assert res[key].kappa == pytest.approx(
+        assert res[key].estimate == pytest.approx(
             fk.cohen_kappa(t[m], p[m], weights="linear", labels=[0, 2, 4, 8]), abs=1e-12)
 
 
@@ -69,9 +69,9 @@ def test_kappa_by_group_string_and_float_group_ids():
     assert list(res.groups) == ["site-a", "site-b", "site-c", "site-d"]
     for key in res.groups:
         m = names == key
-        assert res[key].kappa == pytest.approx(fk.cohen_kappa(t[m], p[m], labels=res.classes))
+        assert res[key].estimate == pytest.approx(fk.cohen_kappa(t[m], p[m], labels=res.classes))
     resf = fk.kappa_by_group(t, p, g.astype(float) + 0.5)
-    np.testing.assert_allclose(resf.kappa, fk.kappa_by_group(t, p, g).kappa)
+    np.testing.assert_allclose(resf.estimate, fk.kappa_by_group(t, p, g).estimate)
 
 
 def test_kappa_by_group_sample_weight():
@@ -80,10 +80,10 @@ def test_kappa_by_group_sample_weight():
     res = fk.kappa_by_group(t, p, g, sample_weight=w, weights="quadratic")
     for key in res.groups:
         m = g == key
-        assert res[key].kappa == pytest.approx(
+        assert res[key].estimate == pytest.approx(
             fk.cohen_kappa(t[m], p[m], sample_weight=w[m], weights="quadratic",
                            labels=res.classes), abs=1e-12)
-        assert res[key].n == pytest.approx(w[m].sum())
+        assert res[key].n_rows == pytest.approx(w[m].sum())
 
 
 def test_kappa_by_group_undefined_group_is_nan_with_warning():
@@ -92,9 +92,9 @@ def test_kappa_by_group_undefined_group_is_nan_with_warning():
     g = np.array([1, 1, 1, 2, 2, 2])
     with pytest.warns(fk.UndefinedKappaWarning, match="1 of 2 groups"):
         res = fk.kappa_by_group(t, p, g)
-    assert np.isnan(res[1].kappa)
-    assert np.isfinite(res[2].kappa)
-    assert json.loads(json.dumps(res.to_dict()))["groups"][0]["kappa"] is None
+    assert np.isnan(res[1].estimate)
+    assert np.isfinite(res[2].estimate)
+    assert json.loads(json.dumps(res.to_dict()))["groups"][0]["estimate"] is None
 
 
 def test_kappa_by_group_missing_group_ids():
@@ -106,7 +106,7 @@ def test_kappa_by_group_missing_group_ids():
     res = fk.kappa_by_group(t, p, g, nan_policy="omit")
     keep = g.notna().to_numpy()
     assert res.overall == pytest.approx(fk.cohen_kappa(t[keep], p[keep]))
-    assert res["a"].n + res["b"].n == keep.sum()
+    assert res["a"].n_rows + res["b"].n_rows == keep.sum()
 
 
 def test_kappa_by_group_validates_like_cohen_kappa():
@@ -123,8 +123,8 @@ def test_kappa_by_group_ignore_index_drops_rows_in_groups():
     p = np.array([0, 1, 1, -1, 0, 0])
     g = np.array([1, 1, 1, 2, 2, 2])
     res = fk.kappa_by_group(t, p, g, ignore_index=-1)
-    assert res.n.tolist() == [2, 2]
-    assert res[2].kappa == pytest.approx(fk.cohen_kappa([0, 1], [0, 0], labels=[0, 1]))
+    assert res.n_rows.tolist() == [2, 2]
+    assert res[2].estimate == pytest.approx(fk.cohen_kappa([0, 1], [0, 0], labels=[0, 1]))
 
 
 def test_kappa_by_group_intervals_match_per_group_kappa_ci():
@@ -135,7 +135,7 @@ def test_kappa_by_group_intervals_match_per_group_kappa_ci():
         ci = fk.kappa_ci_from_confusion(res.confusion[i], method="percentile",
                                         n_resamples=500, seed=seeds[i])
         assert (res.low[i], res.high[i]) == (ci.low, ci.high)
-        assert res.low[i] < res.kappa[i] < res.high[i]
+        assert res.low[i] < res.estimate[i] < res.high[i]
     asym = fk.kappa_by_group(t, p, g, method="asymptotic")
     for i in range(3):
         ci = fk.kappa_ci_from_confusion(res.confusion[i], method="asymptotic")
@@ -146,11 +146,11 @@ def test_kappa_by_group_output_forms():
     t, p, g = _data(n=600, n_groups=3)
     res = fk.kappa_by_group(t, p, g, weights="quadratic")
     df = res.to_dataframe()
-    assert list(df.columns) == ["group", "n", "kappa"]
-    np.testing.assert_allclose(df["kappa"].to_numpy(), res.kappa)
+    assert list(df.columns) == ["group", "n_rows", "estimate"]
+    np.testing.assert_allclose(df["estimate"].to_numpy(), res.estimate)
     text = str(res)
-    assert "quadratic kappa by group (3 groups)" in text
-    assert f"{res.kappa[0]:.4f}" in text
+    assert "quadratic-weighted kappa (QWK) by group (3 groups)" in text
+    assert f"{res.estimate[0]:.4f}" in text
     assert "<table>" in res._repr_html_()
     assert len(list(res)) == 3
     with pytest.raises(KeyError):
@@ -173,7 +173,7 @@ def test_kappa_by_group_property_tables_add_up(rows):
                                   fk.confusion_matrix(t, p, n_classes=4))
     for key in res.groups:
         m = g == key
-        np.testing.assert_array_equal(res[key].n, m.sum())
+        np.testing.assert_array_equal(res[key].n_rows, m.sum())
 
 
 def test_kappa_by_group_integer_ids_with_gaps_and_weighted_intervals():
@@ -188,10 +188,10 @@ def test_kappa_by_group_integer_ids_with_gaps_and_weighted_intervals():
     assert list(res.groups) == [-4, 5, 9, 200]
     for key in res.groups:
         m = g == key
-        assert res[key].kappa == pytest.approx(
+        assert res[key].estimate == pytest.approx(
             fk.cohen_kappa(t[m], p[m], sample_weight=w[m], labels=res.classes), abs=1e-12)
-        assert res[key].n == pytest.approx(w[m].sum())
-        assert res[key].low < res[key].kappa < res[key].high
+        assert res[key].n_rows == pytest.approx(w[m].sum())
+        assert res[key].low < res[key].estimate < res[key].high
 
 
 @pytest.mark.filterwarnings("ignore::fastkappa.UndefinedKappaWarning")  # one-row groups
@@ -228,6 +228,6 @@ def test_kappa_by_group_integer_ids_outside_the_sampled_range(case):
             continue  # a single row: kappa undefined
         expected = fk.cohen_kappa(t[m], p[m], labels=res.classes,
                                   sample_weight=None if w is None else w[m])
-        assert res[key].kappa == pytest.approx(expected, abs=1e-12)
+        assert res[key].estimate == pytest.approx(expected, abs=1e-12)
     np.testing.assert_array_equal(res.confusion.sum(axis=0).round(9),
                                   fk.confusion_matrix(t, p, sample_weight=w).round(9))

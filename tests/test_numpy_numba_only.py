@@ -59,7 +59,7 @@ SCRIPT = textwrap.dedent("""
     out["compare"] = cmp.pairs[0].difference
     out["compare_text"] = str(cmp)
     out["groups"] = fk.kappa_by_group(y, a, g, method="percentile", n_resamples=100,
-                                      seed=0).kappa.tolist()
+                                      seed=0).estimate.tolist()
     acc = fk.CohenKappa(n_classes=4, weights="quadratic")
     acc.update(y[:200], a[:200]).update(y[200:], a[200:])
     out["stream"] = acc.compute()

@@ -332,11 +332,11 @@ def test_forest_of_groups_points_and_intervals_equal_result(tmp_path, sort):
     _render(ax, tmp_path)
     names = [tk.get_text() for tk in ax.get_yticklabels()]
     assert names[-1] == "overall"
-    order = np.argsort(-res.kappa, kind="stable") if sort else np.arange(len(res))
+    order = np.argsort(-res.estimate, kind="stable") if sort else np.arange(len(res))
     assert names[:-1] == [str(res.groups[i]) for i in order]
     (pts,) = _lines(ax, "fastkappa-estimate")
     np.testing.assert_array_equal(pts.get_ydata(), np.arange(len(res)))
-    np.testing.assert_array_equal(pts.get_xdata(), res.kappa[order])
+    np.testing.assert_array_equal(pts.get_xdata(), res.estimate[order])
     segs = _segments(ax)
     np.testing.assert_array_equal(segs[:, 0, 0], res.low[order])
     np.testing.assert_array_equal(segs[:, 1, 0], res.high[order])
@@ -348,7 +348,8 @@ def test_forest_of_groups_points_and_intervals_equal_result(tmp_path, sort):
     labels = _texts(ax, "fastkappa-label-")
     for i in range(len(res)):
         assert labels[f"fastkappa-label-{i}"] == (
-            f"{res.kappa[i]:.3f} ({res.low[i]:.3f} to {res.high[i]:.3f})  n={int(res.n[i]):,}")
+            f"{res.estimate[i]:.3f} ({res.low[i]:.3f} to {res.high[i]:.3f})  "
+            f"n={int(res.n_rows[i]):,}")
     assert "quadratic" in ax.get_xlabel()
 
 
@@ -362,7 +363,7 @@ def test_forest_of_groups_without_interval_and_with_undefined_group(tmp_path):
     _render(ax, tmp_path)
     assert not [c for c in ax.collections if c.get_gid() == "fastkappa-interval"]
     (pts,) = _lines(ax, "fastkappa-estimate")
-    assert list(pts.get_xdata()) == [res.kappa[0]] and list(pts.get_ydata()) == [0]
+    assert list(pts.get_xdata()) == [res.estimate[0]] and list(pts.get_ydata()) == [0]
     labels = _texts(ax, "fastkappa-label-")
     assert labels["fastkappa-label-1"].startswith("undefined")
 

@@ -38,8 +38,8 @@ SCRIPT = textwrap.dedent("""
         "strings": fk.cohen_kappa(np.array(list("abcd"))[y], np.array(list("abcd"))[a]),
         "confusion": fk.confusion_matrix(y, a).tolist(),
         "confusion_gaps": fk.confusion_matrix(3 * y, 3 * a).tolist(),  # through the LUTs
-        "groups": fk.kappa_by_group(y, a, g).kappa.tolist(),
-        "groups_weighted": fk.kappa_by_group(y, a, g, sample_weight=w).kappa.tolist(),
+        "groups": fk.kappa_by_group(y, a, g).estimate.tolist(),
+        "groups_weighted": fk.kappa_by_group(y, a, g, sample_weight=w).estimate.tolist(),
         "thresholds": fk.optimize_thresholds(y, y + rng.normal(0, 0.6, n)).tolist(),
         # 700 classes on 300 rows: summed without a (K, K) table
         "table_free": fk.cohen_kappa(y, a, n_classes=700, weights="linear"),

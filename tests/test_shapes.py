@@ -45,10 +45,10 @@ def test_weights_none_string_everywhere(rng):
     q = np.where(t > 0, t, 1)
     c = fk.compare(t, {"a": p, "b": q}, weights="none", seed=1, n_resamples=200)
     d = fk.compare(t, {"a": p, "b": q}, seed=1, n_resamples=200)
-    assert c.weights is None and str(c) == str(d)
+    assert c.weights == d.weights == "none" and str(c) == str(d)  # results name it
     g = fk.kappa_by_group(t, p, t % 2, weights="none")
-    np.testing.assert_array_equal(g.kappa, fk.kappa_by_group(t, p, t % 2).kappa)
-    assert g.weights is None and str(g).startswith("kappa by group")
+    np.testing.assert_array_equal(g.estimate, fk.kappa_by_group(t, p, t % 2).estimate)
+    assert g.weights == "none" and str(g).startswith("unweighted kappa by group")
     acc = fk.CohenKappa(weights="none").update(t, p)
     assert acc.weights is None and acc.compute() == ref
     acc.merge(fk.CohenKappa().update(t, p))  # same weights: merges
@@ -148,11 +148,11 @@ def test_kappa_by_group_nd(rng):
     site = np.array(["a", "b"] * 10)
     a = fk.kappa_by_group(t, p, site, weights="quadratic")
     b = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(site, 9), weights="quadratic")
-    np.testing.assert_array_equal(a.kappa, b.kappa)
-    np.testing.assert_array_equal(a.n, b.n)
+    np.testing.assert_array_equal(a.estimate, b.estimate)
+    np.testing.assert_array_equal(a.n_rows, b.n_rows)
     full = np.broadcast_to(site[:, None, None], t.shape)
-    np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").kappa,
-                                  b.kappa)
+    np.testing.assert_array_equal(fk.kappa_by_group(t, p, full, weights="quadratic").estimate,
+                                  b.estimate)
     a = fk.kappa_by_group(t, p, site, method="percentile", n_resamples=200, seed=1)
     b = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(site, 9), method="percentile",
                           n_resamples=200, seed=1)
@@ -243,7 +243,7 @@ def test_dask_nd_arrays(rng):
         got = fkd.kappa_by_group(dt, da.from_array(p, chunks=(5, 4, 3)),
                                  da.from_array(g, chunks=5), weights="quadratic")
         ref = fk.kappa_by_group(t.ravel(), p.ravel(), np.repeat(g, 12), weights="quadratic")
-        np.testing.assert_allclose(got.kappa, ref.kappa, rtol=1e-12)
+        np.testing.assert_allclose(got.estimate, ref.estimate, rtol=1e-12)
         with pytest.warns(fk.DegenerateIntervalWarning, match="only 12 clusters"):
             got = fkd.kappa_ci(dt, da.from_array(p, chunks=(5, 4, 3)), method="asymptotic",
                                clusters=da.from_array(np.arange(12), chunks=5))

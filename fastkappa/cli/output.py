@@ -6,7 +6,6 @@ import contextlib
 import csv
 import io
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from ._common import OutputError
 
 
@@ -26,26 +26,13 @@ class Output:
         self.rows = rows
 
 
-def _clean(x: Any) -> Any:
-    """JSON-ready: NaN/inf as None, NumPy scalars and arrays as Python values."""
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    if isinstance(x, np.generic):
-        return _clean(x.item())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+#: JSON-ready data (NaN/inf as None, NumPy values as Python values)
+_clean = _display.clean
 
 
 def _render(out: Output, fmt: str) -> str:
     if fmt == "json":
-        from .. import __version__
-
-        data = {"command": out.data.get("command"), "fastkappa_version": __version__,
+        data = {"command": out.data.get("command"), "fastkappa_version": _display.version(),
                 **out.data}  # every JSON output names the version that made it
         return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
@@ -105,28 +92,17 @@ def _csv_value(v: Any) -> Any:
 
 
 def _fmt(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "nan"
-    return f"{x:.{digits}f}"
+    return _display.number(x, digits)
 
 
 def _ci_dict(res) -> dict:
     """The scalar fields of a KappaCI (the bootstrap distribution left out)."""
-    keys = ("estimate", "low", "high", "standard_error", "method", "confidence_level",
-            "n_resamples", "n_undefined", "standard_error_null", "z", "p_value")
-    return {k: _clean(getattr(res, k, None)) for k in keys}
-
-
-_METHOD_NAMES = {"bca": "BCa", "percentile": "percentile", "basic": "basic",
-                 "asymptotic": "asymptotic"}
+    return _display.kappa_ci_dict(res)
 
 
 def _ci_text(res) -> str:
     """Like ``str(KappaCI)`` with four decimals (a CLI reader compares models)."""
-    level = f"{100 * res.confidence_level:.10g}%"
-    method = _METHOD_NAMES.get(res.method, res.method)
-    return (f"kappa = {_fmt(res.estimate)} ({level} CI {_fmt(res.low)} to {_fmt(res.high)}, "
-            f"{method})")
+    return _display.kappa_ci_text(res, ".4f")
 
 
 def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | None = None
@@ -145,10 +121,6 @@ def _matrix_text(matrix: np.ndarray, labels: Sequence, row_names: Sequence | Non
 
 
 
-_WEIGHT_NAMES = {None: "unweighted", "linear": "linear-weighted",
-                 "quadratic": "quadratic-weighted (QWK)"}
-
-
 def _resampling_note(method: str | None, n_resamples: int, seed) -> str:
     """"10,000 resamples, seed 12" for a bootstrap, "" otherwise."""
     if method is None or method == "asymptotic":
@@ -156,43 +128,19 @@ def _resampling_note(method: str | None, n_resamples: int, seed) -> str:
     return f"{n_resamples:,} resamples, seed {seed}"
 
 
-def _p_at_floor(pr, method: str) -> bool:
+def _p_at_floor(pr, method: str | None = None) -> bool:
     """A bootstrap p-value at its floor (about 2 / B): only a bound is known."""
-    if method == "asymptotic" or pr.p_value is None or not math.isfinite(pr.p_value):
-        return False
-    b = len(pr.distribution) if pr.distribution is not None else 0
-    return b > 1 and pr.p_value <= 2.0 / b * (1 + 1e-9)
+    return pr.p_value_is_bound
 
 
-def _p_text(p: float, bound: bool) -> str:
-    return f"p < {p:.4g}" if bound else f"p = {p:.4g}"
+_shown = _display.shown_name
 
 
-def _shown(name: str) -> str:
-    """A column name as printed: quoted when spaces at its ends (or nothing) would
-    hide it, so two columns never print alike."""
-    return repr(name) if name != name.strip() or not name else name
+def _pairs_text(comp, method: str | None = None) -> list[str]:
+    return [f"  {_display.pair_line(pr)}" for pr in comp.pairs]
 
 
-def _pairs_text(comp, method: str) -> list[str]:
-    lines = []
-    for pr in comp.pairs:
-        bound = _p_at_floor(pr, method)
-        p_adj = pr.p_adjusted
-        adj = ("" if p_adj is None or p_adj == pr.p_value
-               else f", adjusted {_p_text(p_adj, bound)}")
-        lines.append(f"  {_shown(pr.a)} - {_shown(pr.b)}: {pr.difference:+.4f} "
-                     f"({_fmt(pr.low)} to {_fmt(pr.high)}), {_p_text(pr.p_value, bound)}{adj}")
-    return lines
-
-
-def _pair_dict(pr, method: str) -> dict:
+def _pair_dict(pr, method: str | None = None) -> dict:
     """A paired difference for JSON; a p-value at its bootstrap floor is flagged as a
-    bound (the true p is at most that)."""
-    keys = ("a", "b", "difference", "low", "high", "p_value", "p_adjusted")
-    out = {k: _clean(getattr(pr, k, None)) for k in keys}
-    bound = _p_at_floor(pr, method)
-    out["p_value_is_bound"] = bound
-    out["p_adjusted_is_bound"] = bound and pr.p_adjusted is not None
-    return out
-
+    bound (the true p-value is at most that)."""
+    return _display.pair_dict(pr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._display import kappa_name, method_label
 from ..._io import open_source
 from ...compare import compare as compare_models
 from ...files import _declared, _unique
@@ -17,8 +18,6 @@ from .._common import (
 )
 from ..figures import _add_plot, _check_plot_path, _comparison_figure
 from ..output import (
-    _METHOD_NAMES,
-    _WEIGHT_NAMES,
     Output,
     _ci_dict,
     _ci_text,
@@ -78,7 +77,7 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
         seed=seed, clusters=cols[clusters] if clusters else None,
         reference=reference, p_adjust=p_adjust, ignore_index=ignore_index,
         **{k: cols[v] for k, v in weight.items()}, **class_kw)
-    n = comp.n  # the rows scored (after --ignore-index; counted rows expanded)
+    n = comp.n_rows  # the rows scored (after --ignore-index; counted rows expanded)
     data = {
         "command": "compare",
         **provenance(weights, method, confidence_level, n_resamples, seed),
@@ -102,8 +101,8 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
               "confidence_level": confidence_level}
              for pr in comp.pairs]
     note = _resampling_note(method, n_resamples, seed)
-    lines = [f"{src.name}: {n:,} rows; {_WEIGHT_NAMES[weights]} kappa against "
-             f"{true!r}, {_METHOD_NAMES[method]} intervals"
+    lines = [f"{src.name}: {n:,} rows; {kappa_name(weights or 'none')} against "
+             f"{true!r}, {method_label(method)} intervals"
              + (f" ({note})" if note else "")
              + (f", clusters {clusters!r}" if clusters else "")
              + (f", rows weighted by {sample_weight!r}" if sample_weight else "")

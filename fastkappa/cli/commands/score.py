@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import files
+from ..._display import kappa_name
 from ...streaming import CohenKappa
 from .._common import (
     UsageError,
@@ -19,7 +20,6 @@ from .._common import (
 )
 from ..figures import MAX_PLOTTED_GROUPS, _add_plot, _check_plot_path, _score_figure
 from ..output import (
-    _WEIGHT_NAMES,
     Output,
     _ci_dict,
     _ci_text,
@@ -159,9 +159,9 @@ class _LazyOutput(Output):
 def _group_columns(by) -> tuple[list, list, list, list | None, list | None]:
     """Keys, row counts, kappas and interval bounds of every group, as Python values."""
     keys = by.groups.tolist()
-    n = np.asarray(by.n)  # row counts; sums of weights with --sample-weight
+    n = np.asarray(by.n_rows)  # row counts; sums of weights with --sample-weight
     n = (n.astype(np.int64) if n.dtype.kind in "iub" else n.astype(np.float64)).tolist()
-    kappa = np.asarray(by.kappa, dtype=np.float64).tolist()
+    kappa = np.asarray(by.estimate, dtype=np.float64).tolist()
     if by.low is None:
         return keys, n, kappa, None, None
     return (keys, n, kappa, np.asarray(by.low, dtype=np.float64).tolist(),
