@@ -232,7 +232,7 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
     def make_text() -> str:
         lines = [f"{name}: {acc.n_rows:,} rows, {len(labels)} classes "
                  f"{labels.tolist()[:20]}{' ...' if len(labels) > 20 else ''}",
-                 f"{_WEIGHT_NAMES[weights]} kappa of {pred!r} against {true!r}"
+                 f"{kappa_name(weights or 'none')} of {pred!r} against {true!r}"
                  + (f", rows weighted by {sample_weight!r}" if sample_weight else "")
                  + (f", rows counted {frequency_weight!r} times" if frequency_weight else "")
                  + (f", rows labelled {ignore_index!r} dropped" if ignore_index is not None
