@@ -60,9 +60,9 @@ def _ref(t, p, g, **kw):
 
 def _assert_same(res, ref):
     assert res.groups.tolist() == ref.groups.tolist()
-    np.testing.assert_array_equal(res.n, ref.n)
+    np.testing.assert_array_equal(res.n_rows, ref.n_rows)
     np.testing.assert_array_equal(res.confusion, ref.confusion)
-    np.testing.assert_array_equal(res.kappa, ref.kappa)  # exact: the same reduction
+    np.testing.assert_array_equal(res.estimate, ref.estimate)  # exact: the same reduction
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
@@ -128,15 +128,15 @@ def test_cli_score_by_json_text_and_csv_equal_the_api(tmp_path, capsys):
     assert main([*argv, "--format", "json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert [r["group"] for r in res["groups"]] == ref.groups.tolist()
-    assert [r["kappa"] for r in res["groups"]] == ref.kappa.tolist()
+    assert [r["kappa"] for r in res["groups"]] == ref.estimate.tolist()
     assert [r["ci"]["low"] for r in res["groups"]] == ref.low.tolist()
     assert main([*argv, "--format", "csv"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert [float(r.split(",")[3]) for r in rows] == ref.kappa.tolist()
+    assert [float(r.split(",")[3]) for r in rows] == ref.estimate.tolist()
     assert main(argv) == 0
     text = capsys.readouterr().out.split("by 'g':\n")[1].splitlines()
     assert text[0].split() == ["group", "rows", "kappa", "low", "high"]
-    for line, key, n, kap, low in zip(text[1:], ref.groups, ref.n, ref.kappa, ref.low,
+    for line, key, n, kap, low in zip(text[1:], ref.groups, ref.n_rows, ref.estimate, ref.low,
                                       strict=True):
         assert line.split() == [str(key), f"{n:,}", f"{kap:.4f}", f"{low:.4f}",
                                 line.split()[-1]]

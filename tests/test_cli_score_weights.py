@@ -59,8 +59,8 @@ def test_score_by_with_weights_is_kappa_by_group(table, capsys, flag, col, kw, m
     ref = fk.kappa_by_group(d.t, d.a, d.g, weights="quadratic", method=method,
                             n_resamples=300, seed=5, **{kw: d[col]})
     assert [g["group"] for g in res["groups"]] == ref.groups.tolist()
-    np.testing.assert_array_equal(_groups(res, "kappa"), ref.kappa)
-    np.testing.assert_array_equal(_groups(res, "n_rows"), ref.n)
+    np.testing.assert_array_equal(_groups(res, "kappa"), ref.estimate)
+    np.testing.assert_array_equal(_groups(res, "n_rows"), ref.n_rows)
     if method:
         np.testing.assert_array_equal(_ci(res, "low"), ref.low)
         np.testing.assert_array_equal(_ci(res, "high"), ref.high)

@@ -45,8 +45,8 @@ def _assert_same(got, want, exact=True):
     assert got.groups.tolist() == want.groups.tolist()
     assert got.classes.tolist() == want.classes.tolist()
     check(got.confusion, want.confusion)
-    check(got.n, want.n)
-    check(got.kappa, want.kappa)
+    check(got.n_rows, want.n_rows)
+    check(got.estimate, want.estimate)
     check(got.overall, want.overall)
 
 

@@ -92,8 +92,8 @@ def test_text_groups_match_kappa_by_group(text_rows, text_file, engine):
     ref = fk.kappa_by_group(text_rows["y"], text_rows["p"], text_rows["site"],
                             labels=LABELS, weights="linear")
     assert got.groups.tolist() == ref.groups.tolist() == ["east", "north", "south"]
-    np.testing.assert_allclose(got.kappa, ref.kappa, rtol=1e-12)
-    np.testing.assert_array_equal(got.n, ref.n)
+    np.testing.assert_allclose(got.estimate, ref.estimate, rtol=1e-12)
+    np.testing.assert_array_equal(got.n_rows, ref.n_rows)
 
 
 def test_missing_text_labels_name_their_row(text_rows, tmp_path, engine):
