@@ -21,7 +21,7 @@ import numpy as np
 from ._agreement_result import Agreement
 from .agreement_stream import AgreementAccumulator
 
-__all__ = ["accumulate_file", "agreement_file", "check_rated"]
+__all__ = ["accumulate_file", "agreement_file"]
 
 
 def _ids(arr) -> np.ndarray:
