@@ -97,6 +97,19 @@ def test_long_file_equals_agreement(panel, long_files, capsys, fmt, weights):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_light_kappa_on_request(panel, long_files, capsys, fmt):
+    got = run_json(["agreement", long_files[fmt], "--item", "doc", "--rater", "who",
+                    "--label", "grade", "--coefficients", "light_kappa", "fleiss_kappa"],
+                   capsys)
+    df = _long_frame(panel)
+    want = fk.agreement(item=df["doc"], rater=df["who"], label=df["grade"],
+                        coefficients=["light_kappa", "fleiss_kappa"])
+    _same(got, want)
+    assert [r["coefficient"] for r in got["coefficients"]] == ["light_kappa", "fleiss_kappa"]
+    assert got["coefficients"][0]["estimate"] == pytest.approx(fk.light_kappa(panel), abs=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_wide_file_equals_agreement(panel, wide_files, capsys, fmt):
     got = run_json(["agreement", wide_files[fmt], "--wide", *RATERS, "--coefficients",
                     "fleiss_kappa", "krippendorff_alpha", "--level", "ordinal"], capsys)

@@ -17,7 +17,7 @@ N_RESAMPLES = 10_000
 DEMO_FIGURES = "fastkappa-demo-figures"
 #: many-rater coefficients, as :func:`fastkappa.agreement` names them
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
-                "brennan_prediger", "krippendorff_alpha")
+                "brennan_prediger", "krippendorff_alpha", "light_kappa")
 #: Krippendorff's levels of measurement
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -302,7 +302,7 @@ def make_parser() -> argparse.ArgumentParser:
                        help="CSV field separator (default: , or tab for .tsv)")
     agree.add_argument("--coefficients", nargs="+", choices=COEFFICIENTS, metavar="NAME",
                        help=f"coefficients to report: {', '.join(COEFFICIENTS)} (default: "
-                            "all)")
+                            "all but light_kappa)")
     agree.add_argument("--weights", choices=WEIGHTS, default="none",
                        help="disagreement weights of the kappa family (default: none)")
     agree.add_argument("--level", choices=LEVELS, metavar="LEVEL",
