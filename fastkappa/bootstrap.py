@@ -634,7 +634,8 @@ def _phi(x: float) -> float:
 
 def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
                        confidence_level: float, *, jackknife: np.ndarray | None = None,
-                       jackknife_counts: np.ndarray | None = None, what: str = "kappa",
+                       jackknife_counts: np.ndarray | None = None,
+                       acceleration: float | None = None, what: str = "kappa",
                        bounds: tuple[float, float] | None = (-1.0, 1.0), stacklevel: int = 2
                        ) -> tuple[float, float, str]:
     """``(low, high, method_used)`` from the *defined* bootstrap replicates.
@@ -643,7 +644,9 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
     ``z0 = Phi^-1((#{t* < t} + #{t* = t} / 2) / B')`` and the jackknife
     acceleration; when ``z0`` is infinite or ``1 - a (z0 + z_alpha) <= 0`` it
     falls back to the percentile interval with a
-    :class:`DegenerateIntervalWarning`.  A constant distribution gives
+    :class:`DegenerateIntervalWarning`.  ``acceleration``, when given, is used
+    as it is (a caller that needs it twice computes :func:`bca_acceleration`
+    once).  A constant distribution gives
     ``(estimate, estimate)`` with a warning; no replicate gives nan.  Bounds
     are clipped to ``bounds``.
     """
@@ -669,7 +672,9 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
         below = float(np.count_nonzero(reps < estimate))
         ties = float(np.count_nonzero(reps == estimate))
         prop = (below + 0.5 * ties) / b
-        a = bca_acceleration(jackknife, jackknife_counts) if jackknife is not None else 0.0
+        a = (acceleration if acceleration is not None
+             else bca_acceleration(jackknife, jackknife_counts) if jackknife is not None
+             else 0.0)
         z_lo, z_hi = _NORMAL.inv_cdf(alpha), _NORMAL.inv_cdf(1.0 - alpha)
         reason = None
         if not 0.0 < prop < 1.0:

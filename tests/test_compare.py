@@ -345,3 +345,41 @@ def test_compare_takes_a_dataframe_of_predictions():
         assert got.pairs[0].p_value == want.pairs[0].p_value
     with pytest.raises(ValueError, match="one column per model"):
         fk.compare(t, [cols["a"], cols["b"]])
+
+
+def test_compare_computes_each_bca_acceleration_once(monkeypatch):
+    """One acceleration per model and per pair: the pair's interval and its
+    inverted p-value share it (the jackknife can hold 10^5 values per pair)."""
+    import importlib
+
+    cmp_mod = importlib.import_module("fastkappa.compare")  # the module, not the function
+    calls = []
+    real = cmp_mod.bca_acceleration
+
+    def counting(jack, counts=None):
+        calls.append(len(jack))
+        return real(jack, counts)
+
+    monkeypatch.setattr(cmp_mod, "bca_acceleration", counting)
+    y, preds = _models()
+    preds = {**preds, "third": np.roll(preds["good"], 1)}
+    want = fk.compare(y, preds, n_resamples=300, seed=2)
+    assert len(calls) == 3  # the pairs; each model's interval computes its own once
+    monkeypatch.setattr(cmp_mod, "bca_acceleration", real)
+    again = fk.compare(y, preds, n_resamples=300, seed=2)
+    assert [(p.low, p.high, p.p_value) for p in want.pairs] == [
+        (p.low, p.high, p.p_value) for p in again.pairs]
+
+
+def test_inverted_p_value_takes_the_acceleration_it_would_compute():
+    rng = np.random.default_rng(5)
+    reps = rng.normal(0.1, 0.05, 2000)
+    jack = rng.normal(0.1, 0.01, 300) ** 3
+    from fastkappa.compare import bca_acceleration
+
+    a = bca_acceleration(jack)
+    assert a != 0.0
+    assert inverted_p_value(0.1, reps, "bca", jackknife=jack) == inverted_p_value(
+        0.1, reps, "bca", acceleration=a)
+    assert inverted_p_value(0.1, reps, "bca", jackknife=jack) != inverted_p_value(
+        0.1, reps, "bca")
