@@ -73,14 +73,15 @@ class WarmupReport:
 def _dispatchers() -> dict:
     from numba.core.registry import CPUDispatcher
 
-    from ._kernels import counting, raters, resampling, thresholds
+    from ._kernels import counting, raters, resampling, sampling, thresholds
 
     out = {}
-    for mod in (counting, raters, resampling, thresholds):
+    for mod in (counting, raters, resampling, sampling, thresholds):
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
-            if isinstance(obj, CPUDispatcher):
+            # a kernel once, under the module that defines it (not where it is imported)
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
                 out[f"{short}.{name}"] = obj
     return out
 

@@ -72,10 +72,10 @@ DENSE_CELLS_MAX = 1 << 16
 #: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
 #: dense path is as fast and keeps the replicates of earlier releases for a seed
 SPARSE_MIN_CLASSES = 16
-#: the sparse path draws cells as Poisson variates topped up to N (one uniform per
-#: cell, ~7 ns, plus 1.5 sqrt(N) top-up draws) when the cells outnumber sqrt(N) / 4
-#: (a binomial costs ~5 uniforms) and their CDF tables stay below this many entries;
-#: else one fast binomial per cell
+#: the sparse path draws cells as Poisson variates topped up to N (one uniform and
+#: one alias-table read per cell, plus 1.5 sqrt(N) top-up draws) when the cells
+#: outnumber sqrt(N) / 4 (a binomial costs ~5 uniforms) and their alias tables stay
+#: below this many entries; else one fast binomial per cell
 POISSON_TABLE_MAX = 1 << 20
 #: a paired comparison of iid rows draws rows straight into per-model tables when
 #: its joint types exceed this share of the rows (a multinomial over joint types
@@ -91,6 +91,12 @@ def _kernels():
     from ._kernels import resampling
 
     return resampling
+
+
+def _sampling():
+    from ._kernels import sampling
+
+    return sampling
 
 
 # --------------------------------------------------------------------------- options
@@ -467,16 +473,17 @@ def sparse_cells(units: Units) -> bool:
 
 
 def _poisson_tables(units: Units):
-    """The Poisson-and-top-up tables of iid cells, or None when binomials are cheaper
-    (fewer cells than sqrt(N) / 4) or the tables would be too large.
+    """The Poisson-and-top-up alias tables of iid cells, or None when binomials are
+    cheaper (fewer cells than sqrt(N) / 4) or the tables would not stay in cache.
 
     Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
     is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
+    Returns ``(tab_of, lo, ptr, prob, alias, cell_prob, cell_alias)``.
     """
-    kern = _kernels()
+    sampling = _sampling()
     n = units.n_units
     root = math.sqrt(n)
-    margin = kern._POISSON_MARGIN * root
+    margin = sampling._POISSON_MARGIN * root
     if 4 * units.n_types <= root or n - margin <= 0:
         return None
     counts = units.type_counts
@@ -484,14 +491,15 @@ def _poisson_tables(units: Units):
     # where a table is worth it), so the tables stay small and in cache
     uniq, tab_of = np.unique(counts, return_inverse=True)
     lam = uniq * ((n - margin) / n)
-    span = kern._POISSON_SPAN
+    span = sampling._POISSON_SPAN
     width = np.ceil(2.0 * (span * np.sqrt(lam) + span)) + 2.0
     if width.sum() > POISSON_TABLE_MAX:
         return None
-    lo, ptr, cdf, guide = kern._poisson_tables(lam)
-    cum = np.cumsum(counts)
-    return (tab_of.astype(np.int64), lo, ptr, cdf, guide, cum,
-            kern._categorical_guide(cum))
+    lo, ptr, prob, alias = sampling._poisson_tables(lam)
+    cell_prob = np.empty(len(counts))
+    cell_alias = np.empty(len(counts), dtype=np.int64)
+    sampling._alias_table(counts.astype(np.float64), cell_prob, cell_alias)
+    return tab_of.astype(np.int64), lo, ptr, prob, alias, cell_prob, cell_alias
 
 
 def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

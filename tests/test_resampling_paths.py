@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 
+import naive
 import numba
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from sklearn.metrics import cohen_kappa_score
 
 import fastkappa as fk
 from fastkappa import bootstrap as bs
+from fastkappa._kernels import sampling
 
 WEIGHTS = [None, "linear", "quadratic"]
 
@@ -59,7 +61,7 @@ def threads():
     (1000, 0.999),       # flipped, inversion
 ])
 def test_binomial_sampler_matches_scipy_pmf(n, p):
-    x = _kern()._binomial_draws(n, p, 100_000, 7)
+    x = naive.binomial_draws(n, p, 100_000, 7)
     assert x.min() >= 0 and x.max() <= n
     lo, hi = (int(v) for v in stats.binom.ppf([1e-7, 1 - 1e-7], n, p))
     ks = np.arange(lo, hi + 1)
@@ -81,23 +83,21 @@ def test_binomial_sampler_matches_scipy_pmf(n, p):
 
 
 def test_binomial_sampler_edges():
-    kern = _kern()
-    assert np.all(kern._binomial_draws(0, 0.3, 10, 1) == 0)
-    assert np.all(kern._binomial_draws(50, 0.0, 10, 1) == 0)
-    assert np.all(kern._binomial_draws(50, 1.0, 10, 1) == 50)
-    np.testing.assert_array_equal(kern._binomial_draws(1000, 0.01, 50, 3),
-                                  kern._binomial_draws(1000, 0.01, 50, 3))
+    assert np.all(naive.binomial_draws(0, 0.3, 10, 1) == 0)
+    assert np.all(naive.binomial_draws(50, 0.0, 10, 1) == 0)
+    assert np.all(naive.binomial_draws(50, 1.0, 10, 1) == 50)
+    np.testing.assert_array_equal(naive.binomial_draws(1000, 0.01, 50, 3),
+                                  naive.binomial_draws(1000, 0.01, 50, 3))
 
 
 def test_fast_multinomial_draws_the_right_distribution():
-    kern = _kern()
     counts = np.array([5000, 300, 150, 50, 0, 7], dtype=np.int64)
     total, n, reps = int(counts.sum()), 2000, 20_000
     state = np.empty(4, dtype=np.uint64)
-    kern._rng_init(11, state)
+    sampling._rng_init(11, state)
     out = np.empty((reps, len(counts)), dtype=np.int64)
     for i in range(reps):
-        kern._draw_multinomial_fast(counts, total, n, out[i], state)
+        sampling._draw_multinomial_fast(counts, total, n, out[i], state)
     assert np.all(out.sum(axis=1) == n) and np.all(out[:, 4] == 0)
     prob = counts / total
     np.testing.assert_allclose(out.mean(axis=0), n * prob,
@@ -177,7 +177,7 @@ def test_poisson_multinomial_draws_the_right_distribution():
     Poisson counts at p = 1/2), match the multinomial."""
     counts = np.array([5000, 300, 150, 50, 7, 1, 1, 2, 900, 40] * 30, dtype=np.int64)
     n, reps = int(counts.sum()), 20_000
-    out = _kern()._poisson_multinomial_draws(counts, reps, 5)
+    out = naive.poisson_multinomial_draws(counts, reps, 5)
     assert np.all(out.sum(axis=1) == n) and out.min() >= 0
     prob = counts / n
     z = (out.mean(axis=0) - n * prob) / np.sqrt(n * prob * (1 - prob) / reps)
@@ -190,21 +190,38 @@ def test_poisson_multinomial_draws_the_right_distribution():
             1.0, abs=5 * np.sqrt(2 / reps))
 
 
-def test_poisson_tables_are_cdfs():
+def _alias_masses(prob, alias):
+    """The probability of each entry that an alias table draws (Walker's identity)."""
+    w = len(prob)
+    mass = prob.copy()
+    np.add.at(mass, alias, 1.0 - prob)
+    return mass / w
+
+
+def test_poisson_tables_are_alias_tables_of_the_pmf():
     lam = np.array([0.3, 1.0, 17.5, 200.0, 5000.0])
-    lo, ptr, cdf, guide = _kern()._poisson_tables(lam)
+    lo, ptr, prob, alias = sampling._poisson_tables(lam)
     for t, m in enumerate(lam):
-        seg = cdf[ptr[t]:ptr[t + 1]]
-        ks = lo[t] + np.arange(len(seg))
-        assert seg[-1] == 1.0 and np.all(np.diff(seg[:-1]) >= 0)
-        np.testing.assert_allclose(seg[:-1], stats.poisson.cdf(ks[:-1], m), rtol=1e-9,
-                                   atol=1e-15)
+        seg = slice(ptr[t], ptr[t + 1])
+        ks = lo[t] + np.arange(ptr[t + 1] - ptr[t])
+        assert np.all((prob[seg] >= 0) & (prob[seg] <= 1))
+        assert np.all((alias[seg] >= 0) & (alias[seg] < len(ks)))
+        np.testing.assert_allclose(_alias_masses(prob[seg], alias[seg]),
+                                   stats.poisson.pmf(ks, m), rtol=1e-9, atol=1e-15)
         assert stats.poisson.cdf(lo[t] - 1, m) < 1e-16  # mass left out below the window
         assert stats.poisson.sf(ks[-1], m) < 1e-16  # and above it
-        # guide entry g: the first entry whose CDF reaches g / width
-        g = np.arange(len(seg))
-        first = np.searchsorted(seg, g / len(seg), side="left")
-        np.testing.assert_array_equal(guide[ptr[t]:ptr[t + 1]] - ptr[t], first)
+
+
+def test_alias_table_of_counts_is_exact():
+    """Whole-number weights: every bucket's mass is a ratio of integers, so the
+    masses equal counts / N to rounding."""
+    counts = np.array([5000, 300, 150, 50, 0, 7, 1, 1, 2, 900], dtype=np.float64)
+    prob = np.empty(len(counts))
+    alias = np.empty(len(counts), dtype=np.int64)
+    sampling._alias_table(counts, prob, alias)
+    np.testing.assert_allclose(_alias_masses(prob, alias), counts / counts.sum(),
+                               rtol=1e-14, atol=1e-17)
+    assert _alias_masses(prob, alias)[4] == 0.0  # an empty cell is never drawn
 
 
 @pytest.mark.parametrize("poisson", [True, False])
@@ -429,7 +446,7 @@ PURE = textwrap.dedent("""
     warnings.simplefilter("ignore", RuntimeWarning)  # uint64 wrap-around, as in numba
     from fastkappa import bootstrap as bs
     import fastkappa as fk
-    kern = bs._kernels()
+    import naive
     rng = np.random.default_rng(0)
     k = 18
     t = rng.integers(0, k, 400)
@@ -445,16 +462,18 @@ PURE = textwrap.dedent("""
     w = fk.weight_matrix(k, "quadratic")
     rows = bs.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
     out["rows"] = rows.tolist()
-    out["binom"] = [int(v) for v in kern._binomial_draws(10**6, 2e-4, 200, 3)]
-    out["poisson"] = kern._poisson_multinomial_draws(
+    out["binom"] = [int(v) for v in naive.binomial_draws(10**6, 2e-4, 200, 3)]
+    out["poisson"] = naive.poisson_multinomial_draws(
         np.array([50, 3, 1, 20, 7]), 30, 4).ravel().tolist()
-    out["binom_small"] = [int(v) for v in kern._binomial_draws(20, 0.3, 200, 3)]
+    out["binom_small"] = [int(v) for v in naive.binomial_draws(20, 0.3, 200, 3)]
     print(json.dumps(out))
 """)
 
 
 def _pure(disable: bool) -> dict:
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable else "0")
+    here = os.path.dirname(os.path.abspath(__file__))  # tests/, for naive.py
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable else "0",
+               PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     proc = subprocess.run([sys.executable, "-c", PURE], env=env, capture_output=True,
                           text=True, check=True, timeout=600)
     return json.loads(proc.stdout)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit
-from .resampling import _draw_multinomial
+from .sampling import _draw_multinomial
 
 
 @jit()
