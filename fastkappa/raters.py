@@ -439,8 +439,8 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     Conger's rater columns (one-hot, mostly zero) are added as sparse
     entries.
     """
+    from ._core.units import SERIAL_MAX_DRAWS, block_seeds
     from ._kernels import raters as kern
-    from .bootstrap import SERIAL_MAX_DRAWS, block_seeds
 
     feats, counts = units.features, units.counts
     n_units = int(counts.sum())

@@ -43,9 +43,9 @@ from numpy.typing import ArrayLike
 
 from . import _weights
 from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.units import resolve_seed
 from ._shapes import flatten_labels
 from ._validation import check_sample_weight, encode_pair, expand_frequency
-from .bootstrap import resolve_seed
 from .exceptions import UndefinedKappaWarning
 
 __all__ = [

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import fastkappa as fk
-from fastkappa.compare import holm, inverted_p_value
+from fastkappa._core import intervals as fki
+from fastkappa._core.intervals import holm, inverted_p_value
 
 METHODS = ["bca", "percentile", "basic", "asymptotic"]
 
@@ -188,11 +189,11 @@ def test_inverted_p_value_is_the_level_where_the_interval_touches_zero():
     est = 0.05
     for method in ("percentile", "basic"):
         p = inverted_p_value(est, reps, method)
-        lo, hi, _ = fk.bootstrap.bootstrap_interval(est, reps, method, 1 - p,
+        lo, hi, _ = fki.bootstrap_interval(est, reps, method, 1 - p,
                                                     bounds=(-2, 2))
         assert min(abs(lo), abs(hi)) < 2e-3
     p_bca = inverted_p_value(est, reps, "bca")  # no jackknife: a = 0
-    lo, hi, _ = fk.bootstrap.bootstrap_interval(est, reps, "bca", 1 - p_bca, bounds=(-2, 2))
+    lo, hi, _ = fki.bootstrap_interval(est, reps, "bca", 1 - p_bca, bounds=(-2, 2))
     assert min(abs(lo), abs(hi)) < 2e-3
     assert inverted_p_value(est, np.full(10, 0.0), "percentile") == 1.0
     assert inverted_p_value(est, np.full(10, 0.3), "percentile") == pytest.approx(0.2)
@@ -375,7 +376,7 @@ def test_inverted_p_value_takes_the_acceleration_it_would_compute():
     rng = np.random.default_rng(5)
     reps = rng.normal(0.1, 0.05, 2000)
     jack = rng.normal(0.1, 0.01, 300) ** 3
-    from fastkappa.compare import bca_acceleration
+    from fastkappa._core.intervals import bca_acceleration
 
     a = bca_acceleration(jack)
     assert a != 0.0

@@ -23,14 +23,14 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 import fastkappa as fk
-from fastkappa import bootstrap as bs
+from fastkappa._core import units as fku
 from fastkappa._kernels import sampling
 
 WEIGHTS = [None, "linear", "quadratic"]
 
 
 def _kern():
-    return bs._kernels()
+    return fku._kernels()
 
 
 def _banded(n, k, seed=0, width=2):
@@ -119,12 +119,12 @@ def test_sparse_kappa_equals_dense_kappa_on_the_same_table(rng, weights, k):
         np.fill_diagonal(w, 0.0)
     else:
         w = fk.weight_matrix(k, weights)
-    kind = bs.weight_kind(w)
+    kind = fku.weight_kind(w)
     if k > 2:  # with two classes the three named matrices coincide
         assert kind == (0 if weights == "custom" else 1 + WEIGHTS.index(weights))
     for _ in range(20):
         table = rng.integers(0, 50, (k, k)) * (rng.random((k, k)) < 0.3)
-        units = bs.units_from_counts(table)
+        units = fku.units_from_counts(table)
         if units.n_types == 0:
             continue
         dense = kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
@@ -146,7 +146,7 @@ def test_expected_disagreement_beyond_exact_integers(rng, weights):
     r = rng.integers(0, 10**9, k).astype(float)
     c = rng.permutation(r)
     w = fk.weight_matrix(k, weights)
-    got = kern._expected_disagreement(r, c, k, r.sum(), w, bs.weight_kind(w))
+    got = kern._expected_disagreement(r, c, k, r.sum(), w, fku.weight_kind(w))
     assert got == pytest.approx(float(r @ w @ c), rel=1e-12)
 
 
@@ -163,12 +163,12 @@ def test_many_class_estimate_matches_sklearn(weights):
 
 
 def _units(t, p, k):
-    return bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    return fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
 
 
 def test_many_classes_take_the_sparse_path_and_few_keep_the_dense_one():
-    assert bs.sparse_cells(_units(*_banded(500, 20), 20))
-    assert not bs.sparse_cells(_units(*_banded(500, 5), 5))
+    assert fku.sparse_cells(_units(*_banded(500, 20), 20))
+    assert not fku.sparse_cells(_units(*_banded(500, 5), 5))
 
 
 def test_poisson_multinomial_draws_the_right_distribution():
@@ -239,16 +239,16 @@ def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights, poisso
     t, p = _banded(4000, k, seed=3)
     units = _units(t, p, k)
     if not poisson:
-        monkeypatch.setattr(bs, "POISSON_TABLE_MAX", 0)
-    assert (bs._poisson_tables(units) is not None) == poisson
+        monkeypatch.setattr(fku, "POISSON_TABLE_MAX", 0)
+    assert (fku._poisson_tables(units) is not None) == poisson
     w = fk.weight_matrix(k, weights)
     reps = 4000
-    seeds = bs.block_seeds(np.random.SeedSequence(5), reps)
+    seeds = fku.block_seeds(np.random.SeedSequence(5), reps)
     kern = _kern()
     dense = kern._bootstrap_kappa_types_serial(
         units.type_counts, units.type_ptr, units.type_cell, units.type_val,
         np.int64(units.n_units), units.cell_t, units.cell_p, k, w, reps, seeds)[:, 0]
-    sparse = bs.bootstrap_kappas(units, w, reps, np.random.SeedSequence(6))[:, 0]
+    sparse = fku.bootstrap_kappas(units, w, reps, np.random.SeedSequence(6))[:, 0]
     assert stats.ks_2samp(dense, sparse).pvalue > 1e-3
     se = np.sqrt(dense.var() / reps + sparse.var() / reps)
     assert abs(dense.mean() - sparse.mean()) < 4 * se
@@ -260,9 +260,9 @@ def test_sparse_bootstrap_serial_parallel_and_thread_counts_agree(threads):
     t, p = _banded(5000, k, seed=4)
     units = _units(t, p, k)
     w = fk.weight_matrix(k, "linear")
-    seeds = bs.block_seeds(np.random.SeedSequence(9), 3000)
+    seeds = fku.block_seeds(np.random.SeedSequence(9), 3000)
     args = (units.type_counts, units.type_cell, np.int64(units.n_units), units.cell_t,
-            units.cell_p, k, w, bs.weight_kind(w), 3000, seeds)
+            units.cell_p, k, w, fku.weight_kind(w), 3000, seeds)
     kern = _kern()
     serial = kern._bootstrap_kappa_cells_serial(*args)
     numba.set_num_threads(1)
@@ -272,7 +272,7 @@ def test_sparse_bootstrap_serial_parallel_and_thread_counts_agree(threads):
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one, serial)
     assert np.all(np.isfinite(one))
-    tables = bs._poisson_tables(units)
+    tables = fku._poisson_tables(units)
     assert tables is not None
     args = (*tables, np.int64(units.n_units), units.type_cell, *args[3:])
     serial = kern._bootstrap_kappa_cells_poisson_serial(*args)
@@ -320,16 +320,16 @@ def _type_and_row_replicates(n=3000, reps=4000, weighted=False, chunk=None):
                       axis=1)
     cell_t = used // k ** p.shape[0]
     sw = np.random.default_rng(1).choice([0.5, 1.0, 2.0], n) if weighted else None
-    units = bs.units_from_rows(cells, sw, cell_t, cell_p, k)
-    by_types = bs.bootstrap_kappas(units, w, reps, np.random.SeedSequence(1), by_index=False)
-    rc = bs.row_cells(t, p, k)
+    units = fku.units_from_rows(cells, sw, cell_t, cell_p, k)
+    by_types = fku.bootstrap_kappas(units, w, reps, np.random.SeedSequence(1), by_index=False)
+    rc = fku.row_cells(t, p, k)
     if chunk is None:
-        by_rows = bs.bootstrap_kappas_rows(rc, sw, k, w, reps, np.random.SeedSequence(2))
+        by_rows = fku.bootstrap_kappas_rows(rc, sw, k, w, reps, np.random.SeedSequence(2))
     else:
         by_rows = _kern()._bootstrap_kappa_row_tables(
             rc, np.empty(0) if sw is None else sw, np.int64(chunk), k, w, reps,
-            bs.block_seeds(np.random.SeedSequence(2), reps))
-    est = bs.full_kappas(units, w)[0]
+            fku.block_seeds(np.random.SeedSequence(2), reps))
+    est = fku.full_kappas(units, w)[0]
     return by_types, by_rows, est
 
 
@@ -363,9 +363,9 @@ def test_row_tables_with_many_small_chunks_draw_the_same_distribution():
 def test_row_tables_serial_parallel_and_thread_counts_agree(threads):
     t, models = _independent_models(2500, n_models=4)
     k = 5
-    rc = bs.row_cells(t, np.stack(list(models.values())), k)
+    rc = fku.row_cells(t, np.stack(list(models.values())), k)
     w = fk.weight_matrix(k, "linear")
-    seeds = bs.block_seeds(np.random.SeedSequence(4), 300)
+    seeds = fku.block_seeds(np.random.SeedSequence(4), 300)
     sw = np.random.default_rng(2).random(len(t))
     kern = _kern()
     for row_w in (np.empty(0), sw):
@@ -383,17 +383,17 @@ def test_row_tables_serial_parallel_and_thread_counts_agree(threads):
 def test_row_cells_code_each_model_table_cell():
     t = np.array([0, 1, 2, 2])
     p = np.array([[0, 2, 1, 2], [1, 1, 0, 2]])
-    rc = bs.row_cells(t, p, 3)
+    rc = fku.row_cells(t, p, 3)
     assert rc.dtype == np.uint8 and rc.flags.c_contiguous
     np.testing.assert_array_equal(rc, [[0, 1], [5, 4], [7, 6], [8, 8]])
-    assert bs.row_cells(np.array([0]), np.array([[0]]), 200).dtype == np.uint16
-    assert bs.row_cells(np.array([0]), np.array([[0]]), 300).dtype == np.int64
+    assert fku.row_cells(np.array([0]), np.array([[0]]), 200).dtype == np.uint16
+    assert fku.row_cells(np.array([0]), np.array([[0]]), 300).dtype == np.int64
 
 
 def test_compare_takes_the_row_path_on_independent_errors_and_matches_sklearn():
     t, models = _independent_models(4000, n_models=3)
     n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
-    assert bs.use_row_tables(n_types, len(t), 5, 3)
+    assert fku.use_row_tables(n_types, len(t), 5, 3)
     res = fk.compare(t, models, weights="quadratic", n_classes=5, n_resamples=400, seed=3)
     for nm, p in models.items():
         est = cohen_kappa_score(t, p, labels=range(5), weights="quadratic")
@@ -413,12 +413,12 @@ def test_compare_row_path_with_sample_weights_matches_sklearn_and_the_type_path(
         monkeypatch):
     t, models = _independent_models(3000, n_models=4)
     n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
-    assert bs.use_row_tables(n_types, len(t), 5, 4)
+    assert fku.use_row_tables(n_types, len(t), 5, 4)
     sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], len(t))
     kw = dict(weights="linear", n_classes=5, n_resamples=1000, sample_weight=sw,
               method="percentile")
     res = fk.compare(t, models, seed=4, **kw)
-    monkeypatch.setattr(bs, "ROWS_MIN_TYPES_PER_ROW", float("inf"))
+    monkeypatch.setattr(fku, "ROWS_MIN_TYPES_PER_ROW", float("inf"))
     old = fk.compare(t, models, seed=5, **kw)
     for nm, p in models.items():
         est = cohen_kappa_score(t, p, labels=range(5), weights="linear", sample_weight=sw)
@@ -435,7 +435,7 @@ def test_compare_keeps_the_joint_type_path_when_models_copy_the_truth():
     preds = np.stack([np.where(rng.random(len(t)) < 0.9, t, rng.integers(0, 5, len(t)))
                       for _ in range(3)])
     n_types = np.unique(np.vstack([t, preds]), axis=1).shape[1]
-    assert not bs.use_row_tables(n_types, len(t), 5, 3)
+    assert not fku.use_row_tables(n_types, len(t), 5, 3)
 
 
 # --------------------------------------------------------------------------- pure Python
@@ -444,23 +444,23 @@ PURE = textwrap.dedent("""
     import json, warnings
     import numpy as np
     warnings.simplefilter("ignore", RuntimeWarning)  # uint64 wrap-around, as in numba
-    from fastkappa import bootstrap as bs
+    from fastkappa._core import units as fku
     import fastkappa as fk
     import naive
     rng = np.random.default_rng(0)
     k = 18
     t = rng.integers(0, k, 400)
     p = np.clip(t + rng.integers(-2, 3, 400), 0, k - 1)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
     out = {}
     for name in (None, "linear", "quadratic"):
         w = fk.weight_matrix(k, name)
-        est = bs.full_kappas(units, w)[0]
-        reps = bs.bootstrap_kappas(units, w, 20, np.random.SeedSequence(1))[:, 0]
+        est = fku.full_kappas(units, w)[0]
+        reps = fku.bootstrap_kappas(units, w, 20, np.random.SeedSequence(1))[:, 0]
         out[str(name)] = [float(est[0]), bool(np.all(np.isfinite(reps)))]
-    rc = bs.row_cells(t, np.stack([p, np.roll(p, 1)]), k)
+    rc = fku.row_cells(t, np.stack([p, np.roll(p, 1)]), k)
     w = fk.weight_matrix(k, "quadratic")
-    rows = bs.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
+    rows = fku.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
     out["rows"] = rows.tolist()
     out["binom"] = [int(v) for v in naive.binomial_draws(10**6, 2e-4, 200, 3)]
     out["poisson"] = naive.poisson_multinomial_draws(
