@@ -118,7 +118,7 @@ class MultinomialKernel:
     param_names = ["impl", "k"]
 
     def setup(self, impl, k):
-        from fastkappa.bootstrap import bootstrap_kappas, units_from_counts
+        from fastkappa._core.units import bootstrap_kappas, units_from_counts
 
         rng = np.random.default_rng(0)
         self.counts = rng.multinomial(1_000_000, rng.dirichlet(np.ones(k * k))).reshape(k, k)

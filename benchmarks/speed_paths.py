@@ -2,6 +2,7 @@
 
     python -m benchmarks.speed_paths              # the issue's sizes (a few minutes)
     python -m benchmarks.speed_paths --quick      # smaller, for a smoke run
+    python -m benchmarks.speed_paths --only ratios   # K = 5, 100, 1000 side by side
 
 Many classes: ``kappa_ci`` (BCa, 10^4 resamples, 10^6 rows, banded errors:
 predictions within +-2 of the truth) at K = 5, 100 and 1000, the current
@@ -36,7 +37,7 @@ import time
 import numpy as np
 
 import fastkappa as fk
-from fastkappa import bootstrap as bs
+from fastkappa._core import units as fku
 
 
 def banded(n: int, k: int, seed: int = 0, width: int = 2):
@@ -56,12 +57,12 @@ def independent_models(n: int, n_models: int = 10, k: int = 5, seed: int = 0):
 
 @contextlib.contextmanager
 def _setting(name: str, value):
-    old = getattr(bs, name)
-    setattr(bs, name, value)
+    old = getattr(fku, name)
+    setattr(fku, name, value)
     try:
         yield
     finally:
-        setattr(bs, name, old)
+        setattr(fku, name, old)
 
 
 def _load() -> str:
@@ -126,6 +127,35 @@ def many_classes(n: int, ks, n_resamples: int, repeats: int) -> list[str]:
     return rows
 
 
+def class_ratios(n: int, ks, n_resamples: int, repeats: int) -> list[str]:
+    """Issue 16's many-classes targets, side by side: ``kappa_ci`` (BCa) at every K
+    interleaved in one loop (each repetition runs every K once, in rotating
+    order), seconds and the ratios to the first K (K = 1000 under 0.5 s; K = 100
+    within 2x of K = 5).  Estimates are checked against scikit-learn."""
+    from sklearn.metrics import cohen_kappa_score
+
+    data = {k: banded(n, k) for k in ks}
+    funcs = {}
+    for k, (t, p) in data.items():
+        res = fk.kappa_ci(t, p, n_classes=k, n_resamples=n_resamples, seed=0)  # warm
+        assert abs(res.estimate - cohen_kappa_score(t, p, labels=np.arange(k))) < 1e-12
+        assert res.low < res.estimate < res.high
+
+        def run(t=t, p=p, k=k):
+            fk.kappa_ci(t, p, n_classes=k, n_resamples=n_resamples, seed=1)
+
+        funcs[k] = run
+    med = _interleaved(funcs, repeats)
+    base = med[ks[0]]
+    rows = []
+    for k, (t, p) in data.items():
+        nnz = int(np.count_nonzero(fk.confusion_matrix(t, p, n_classes=k)))
+        rows.append(f"| kappa_ci BCa K={k} ({nnz} cells), {n_resamples} resamples | "
+                    f"{med[k]:.3f} s | {med[k] / base:.1f}x of K={ks[0]} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def compare_paths(n: int, n_models: int, n_resamples: int, old_resamples: int,
                   repeats: int) -> list[str]:
     from sklearn.metrics import cohen_kappa_score
@@ -179,7 +209,7 @@ def compare_paths(n: int, n_models: int, n_resamples: int, old_resamples: int,
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repetition")
-    ap.add_argument("--only", choices=["classes", "compare"], default=None)
+    ap.add_argument("--only", choices=["ratios", "classes", "compare"], default=None)
     args = ap.parse_args(argv)
     if args.quick:
         n, ks, b, repeats = 10**5, (5, 100, 1000), 2_000, 1
@@ -188,6 +218,9 @@ def main(argv=None) -> None:
         n, ks, b, repeats = 10**6, (5, 100, 1000), 10_000, 3
         cmp = (10**6, 10, 2_000, 200, 3)
     print(_load())
+    if args.only in (None, "ratios"):
+        print("| case | seconds (median) | ratio |")
+        class_ratios(n, ks, b, max(repeats, 5))
     if args.only in (None, "classes"):
         print("| case | now | dense path | speed-up | vs K=5 |")
         many_classes(n, ks, b, repeats)

@@ -318,13 +318,9 @@ class UnitTables:
         import dataclasses
 
         from . import _weights as weight_module
-        from .bootstrap import (
-            DENSE_CELLS_MAX,
-            _ci_from_units,
-            _kappa_ci_iv,
-            _single_model_cells,
-            units_from_clusters,
-        )
+        from ._core.intervals import _kappa_ci_iv
+        from ._core.units import DENSE_CELLS_MAX, _single_model_cells, units_from_clusters
+        from .bootstrap import _ci_from_units
 
         method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples,
                                                     seed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._columns import CodesColumn, as_column
-from .bootstrap import resolve_seed
+from ._core.units import resolve_seed
 
 
 def _check_cv(cv):

@@ -73,14 +73,15 @@ class WarmupReport:
 def _dispatchers() -> dict:
     from numba.core.registry import CPUDispatcher
 
-    from ._kernels import counting, raters, resampling, thresholds
+    from ._kernels import counting, raters, resampling, sampling, thresholds
 
     out = {}
-    for mod in (counting, raters, resampling, thresholds):
+    for mod in (counting, raters, resampling, sampling, thresholds):
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
-            if isinstance(obj, CPUDispatcher):
+            # a kernel once, under the module that defines it (not where it is imported)
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
                 out[f"{short}.{name}"] = obj
     return out
 
@@ -93,7 +94,8 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
     for disp in dispatchers.values():
         called |= set(disp.py_func.__code__.co_names)
     package = Path(__file__).resolve().parent
-    source = "\n".join(p.read_text(encoding="utf-8") for p in package.glob("*.py"))
+    files = [*package.glob("*.py"), *package.glob("_core/*.py")]
+    source = "\n".join(p.read_text(encoding="utf-8") for p in files)
     inner, unused = [], []
     for full in dispatchers:
         name = full.split(".", 1)[1]
@@ -105,8 +107,8 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
+    from ._core.units import SERIAL_MAX_DRAWS
     from ._validation import PARALLEL_MIN_ROWS
-    from .bootstrap import SERIAL_MAX_DRAWS
 
     rng = np.random.default_rng(0)
     n_large = max(n_large, PARALLEL_MIN_ROWS)

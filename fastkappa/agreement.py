@@ -460,8 +460,8 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
     """Resampling units: item types, or clusters of items grouped into types."""
     if clusters is None:
         return _r.Units(model.features, model.type_counts, None)
+    from ._core.units import encode_clusters
     from ._kernels import raters as kern
-    from .bootstrap import encode_clusters
 
     scored = model.item_type >= 0
     if table.row_item is not None and len(clusters) == len(table.row_item) != table.n_input:
@@ -482,7 +482,7 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
 
 def _item_clusters(clusters, row_item: np.ndarray, n_items: int) -> np.ndarray:
     """One cluster code per item from one id per long-format row (constant per item)."""
-    from .bootstrap import encode_clusters
+    from ._core.units import encode_clusters
 
     codes, _ = encode_clusters(clusters, len(row_item), None)
     per_item = np.full(n_items, -1, dtype=np.int64)
@@ -585,7 +585,7 @@ def agreement(
     >>> round(res["fleiss_kappa"].estimate, 4), round(res["fleiss_kappa"].standard_error, 4)
     (0.623, 0.1816)
     """
-    from .bootstrap import _kappa_ci_iv
+    from ._core.intervals import _kappa_ci_iv
 
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     weights = _norm_weights(weights)
@@ -648,7 +648,7 @@ def _seed_value(seq: np.random.SeedSequence):
 
 
 def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
-    from .bootstrap import bootstrap_interval
+    from ._core.intervals import bootstrap_interval
 
     bounds = (0.0, 1.0) if name == "percent_agreement" else (-1.0, 1.0)
     if not math.isfinite(estimate):

@@ -74,8 +74,8 @@ def agreement_by_category(
     >>> {c: round(r["fleiss_kappa"].estimate, 3) for c, r in res.items()}
     {1: 0.4, 2: 0.1, 3: 0.7}
     """
+    from ._core.intervals import _kappa_ci_iv
     from .agreement import _encode, agreement_from_table
-    from .bootstrap import _kappa_ci_iv
 
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     table = _encode(ratings, keywords, False)

@@ -336,8 +336,8 @@ class AgreementAccumulator:
 
         ``clusters`` maps item id -> cluster id (every item needs one).
         """
+        from ._core.intervals import _kappa_ci_iv
         from .agreement import _any_weighted, _norm_weights, agreement_from_table
-        from .bootstrap import _kappa_ci_iv
 
         method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples,
                                                     seed)

@@ -55,6 +55,8 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         f"{install_hint('dask')}") from _err
 
 from . import _weights
+from ._core.intervals import _kappa_ci_iv
+from ._core.units import seed_record
 from ._shapes import flatten_labels
 from ._validation import (
     check_frequency_weight,
@@ -63,8 +65,8 @@ from ._validation import (
     check_one_row_weight,
     id_keys,
 )
-from .bootstrap import _kappa_ci_iv, kappa_ci_from_confusion, seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
+from .bootstrap import kappa_ci_from_confusion
 from .exceptions import UndefinedKappaWarning
 from .groups import KappaByGroup, _group_kappas, group_interval_iv
 from .streaming import CohenKappa

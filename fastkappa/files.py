@@ -234,7 +234,7 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     passed batch by batch to :meth:`fastkappa.CohenKappa.update`;
     ``ignore_index`` drops the rows where either label equals it.
     """
-    from .bootstrap import _kappa_ci_iv
+    from ._core.intervals import _kappa_ci_iv
     from .streaming import CohenKappa
 
     if nan_policy not in NAN_POLICIES:

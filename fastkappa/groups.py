@@ -17,6 +17,8 @@ from ._columns import (
     as_column,
     materialize,
 )
+from ._core.intervals import _kappa_ci_iv
+from ._core.units import MIN_RELIABLE_CLUSTERS, resolve_seed, seed_record
 from ._shapes import flatten_labels
 from ._validation import (
     LUT_RANGE_MAX,
@@ -33,14 +35,7 @@ from ._validation import (
     sum_partials,
     take_rows,
 )
-from .bootstrap import (
-    MIN_RELIABLE_CLUSTERS,
-    _kappa_ci_iv,
-    kappa_ci,
-    kappa_ci_from_confusion,
-    resolve_seed,
-    seed_record,
-)
+from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
 from .results import GroupKappa, KappaByGroup
 

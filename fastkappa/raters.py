@@ -562,8 +562,8 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     Conger's rater columns (one-hot, mostly zero) are added as sparse
     entries.
     """
+    from ._core.units import SERIAL_MAX_DRAWS, block_seeds, poisson_tables
     from ._kernels import raters as kern
-    from .bootstrap import SERIAL_MAX_DRAWS, block_seeds, poisson_tables
 
     feats, counts = units.features, units.counts
     n_units = int(counts.sum())
@@ -591,9 +591,9 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     many = len(counts) >= POISSON_MIN_TYPES_PER_ROOT * math.sqrt(n_units)
     tables = poisson_tables(counts, n_units) if many and not by_index else None
     if tables is None:
+        # (tab_of, lo, ptr, prob, alias, cell_prob, cell_alias) of no table
         tables = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64),
-                  np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
-                  np.empty(0, np.int64))
+                  np.empty(0), np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
     per_rep = (n_units if by_index else len(counts)) + dense.shape[1] + idx.shape[1]
     serial = n_resamples * per_rep <= SERIAL_MAX_DRAWS
     kernel = kern._bootstrap_type_moments_serial if serial else kern._bootstrap_type_moments

@@ -584,3 +584,41 @@ def light_kappa_se(ratings, k, weights=None, step=1e-5):
         total += d * d
     u = len(pairable)
     return math.sqrt(u / (u - 1) * total)
+
+
+# --------------------------------------------------------------------------- sampler drivers
+# Not oracles: loops that call fastkappa's own samplers so that tests can
+# compare their draws with SciPy's distributions (they live here, not in the
+# package, because only tests need them).
+
+
+def binomial_draws(n, p, size, seed):
+    """``size`` draws of the block generator's exact binomial, from ``seed``."""
+    from fastkappa._kernels import sampling
+
+    state = np.empty(4, dtype=np.uint64)
+    sampling._rng_init(np.uint32(seed), state)
+    return np.array([sampling._binomial(np.int64(n), float(p), state) for _ in range(size)],
+                    dtype=np.int64)
+
+
+def poisson_multinomial_draws(counts, n_rep, seed):
+    """``n_rep`` draws (n_rep, T) of the Poisson-and-top-up Multinomial(N, counts / N),
+    with the tables built as ``fastkappa.bootstrap`` builds them (one per cell)."""
+    from fastkappa._kernels import sampling
+
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    lam = counts * ((n - sampling._POISSON_MARGIN * math.sqrt(n)) / n)
+    lo, ptr, prob, alias = sampling._poisson_tables(lam)
+    cell_prob = np.empty(len(counts))
+    cell_alias = np.empty(len(counts), dtype=np.int64)
+    sampling._alias_table(counts.astype(np.float64), cell_prob, cell_alias)
+    tab_of = np.arange(len(counts), dtype=np.int64)
+    state = np.empty(4, dtype=np.uint64)
+    sampling._rng_init(np.uint32(seed), state)
+    out = np.empty((n_rep, len(counts)), dtype=np.int64)
+    for rep in range(n_rep):
+        sampling._draw_multinomial_poisson(tab_of, lo, ptr, prob, alias, cell_prob,
+                                           cell_alias, np.int64(n), out[rep], state)
+    return out

@@ -15,7 +15,7 @@ from naive import fce_variances_exact, kappa_from_table
 
 import fastkappa as fk
 from fastkappa import _asymptotic
-from fastkappa.bootstrap import _single_model_cells, units_from_clusters, units_from_rows
+from fastkappa._core.units import _single_model_cells, units_from_clusters, units_from_rows
 
 # SAS PROC FREQ printouts transcribed in statsmodels' test suite
 # (statsmodels/stats/tests/test_inter_rater.py at commit 99d59e3d5fa8, classes

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import fastkappa as fk
-from fastkappa import bootstrap as bs
+from fastkappa._core import intervals as fki
+from fastkappa._core import units as fku
 from fastkappa.exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,9 +291,9 @@ def test_kappa_ci_concurrent_python_threads(rng):
 
 def test_bootstrap_serial_and_parallel_kernels_give_identical_replicates(rng):
     k = 4
-    units = bs.units_from_counts(rng.integers(1, 100, (k, k)))
-    seeds = bs.block_seeds(np.random.SeedSequence(3), 5000)
-    kern = bs._kernels()
+    units = fku.units_from_counts(rng.integers(1, 100, (k, k)))
+    seeds = fku.block_seeds(np.random.SeedSequence(3), 5000)
+    kern = fku._kernels()
     args = (units.type_counts, units.type_ptr, units.type_cell, units.type_val,
             np.int64(units.n_units), units.cell_t, units.cell_p, k, fk.weight_matrix(k),
             5000, seeds)
@@ -318,8 +319,8 @@ def test_multinomial_and_row_index_bootstrap_agree_in_distribution(rng, weights)
     k, n, n_rep = 4, 400, 20_000
     t, p = graded(rng, n, k)
     w = fk.weight_matrix(k, weights)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
-    fast = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    fast = fku.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
     rows = naive.row_bootstrap_kappas(t, p, k, weights, n_rep, 2)
     _ks_agree(fast, rows, n_rep)
 
@@ -331,12 +332,12 @@ def test_cluster_types_and_unit_index_bootstrap_agree_in_distribution(rng):
     latent = rng.integers(0, k, n_clusters)[codes]
     t = np.clip(latent + rng.integers(-1, 2, len(codes)), 0, k - 1)
     p = np.clip(latent + rng.integers(-1, 2, len(codes)), 0, k - 1)
-    cell_t, cell_p = bs._single_model_cells(k)
-    units = bs.units_from_clusters(t * k + p, None, codes, n_clusters, cell_t, cell_p, k)
+    cell_t, cell_p = fku._single_model_cells(k)
+    units = fku.units_from_clusters(t * k + p, None, codes, n_clusters, cell_t, cell_p, k)
     assert units.n_types < n_clusters
     w = fk.weight_matrix(k, "linear")
-    types = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1), by_index=False)
-    index = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(2), by_index=True)
+    types = fku.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1), by_index=False)
+    index = fku.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(2), by_index=True)
     _ks_agree(types[:, 0], index[:, 0], n_rep)
     # the index path against a plain loop over cluster ids (numpy, no fastkappa kernels)
     gen = np.random.default_rng(3)
@@ -354,11 +355,11 @@ def test_weighted_rows_types_and_row_index_agree_in_distribution(rng):
     k, n, n_rep = 3, 400, 20_000
     t, p = graded(rng, n, k)
     sw = rng.choice([0.5, 1.0, 2.0], n)
-    cell_t, cell_p = bs._single_model_cells(k)
-    units = bs.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
+    cell_t, cell_p = fku._single_model_cells(k)
+    units = fku.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
     assert units.n_types <= 3 * k * k and not units.by_index
     w = fk.weight_matrix(k, "quadratic")
-    types = bs.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
+    types = fku.bootstrap_kappas(units, w, n_rep, np.random.SeedSequence(1))[:, 0]
     rows = naive.row_bootstrap_kappas(t, p, k, "quadratic", n_rep, 2, sample_weight=sw)
     _ks_agree(types, rows, n_rep)
 
@@ -396,15 +397,15 @@ def test_units_from_clusters_collapses_identical_tables(rng):
     t = np.array([0, 1, 1, 0, 2, 2, 0, 1])
     p = np.array([0, 2, 2, 0, 2, 2, 0, 2])
     codes = np.array([0, 0, 1, 1, 2, 2, 3, 3])
-    cell_t, cell_p = bs._single_model_cells(k)
-    units = bs.units_from_clusters(t * k + p, None, codes, 4, cell_t, cell_p, k)
+    cell_t, cell_p = fku._single_model_cells(k)
+    units = fku.units_from_clusters(t * k + p, None, codes, 4, cell_t, cell_p, k)
     # tables: {00, 12}, {12, 00}, {22, 22}, {00, 12} -> two types, counts 3 and 1
     assert units.n_types == 2
     np.testing.assert_array_equal(units.type_counts, [3, 1])
     np.testing.assert_allclose(units.table(), fk.confusion_matrix(t, p, n_classes=3))
     # weighted: distinct weights split types
     sw = np.array([1, 1, 1, 1, 1, 1, 2, 1.0])
-    units_w = bs.units_from_clusters(t * k + p, sw, codes, 4, cell_t, cell_p, k)
+    units_w = fku.units_from_clusters(t * k + p, sw, codes, 4, cell_t, cell_p, k)
     assert units_w.n_types == 3
     np.testing.assert_allclose(units_w.table(),
                                fk.confusion_matrix(t, p, n_classes=3, sample_weight=sw))
@@ -412,7 +413,7 @@ def test_units_from_clusters_collapses_identical_tables(rng):
 
 def test_assign_types_never_merges_on_hash_collision():
     """Force every unit into one hash bucket: equality is still checked entry by entry."""
-    kern = bs._kernels()
+    kern = fku._kernels()
     ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
     cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
     bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
@@ -424,7 +425,7 @@ def test_assign_types_never_merges_on_hash_collision():
 
 def test_encode_clusters_accepts_strings_and_aligns_with_kept_rows():
     with pytest.warns(DegenerateIntervalWarning, match="only 2 clusters"):
-        codes, n = bs.encode_clusters(["b", "a", "b", "c", "a"], 5,
+        codes, n = fku.encode_clusters(["b", "a", "b", "c", "a"], 5,
                                       np.array([True, True, True, False, True]))
     assert n == 2
     assert codes[0] == codes[2] and codes[1] == codes[3] and codes[0] != codes[1]
@@ -438,22 +439,22 @@ def test_joint_cells_resample_several_models_together(rng):
     j = np.arange(k**3)
     cell_t = j // (k * k)
     cell_p = np.stack([(j // k) % k, j % k], axis=1)
-    units = bs.units_from_rows(t * k * k + pa * k + pb, None, cell_t, cell_p, k)
+    units = fku.units_from_rows(t * k * k + pa * k + pb, None, cell_t, cell_p, k)
     w = fk.weight_matrix(k, "quadratic")
-    est, _ = bs.full_kappas(units, w)
+    est, _ = fku.full_kappas(units, w)
     np.testing.assert_allclose(est, [naive.kappa_ref(t, pa, k, "quadratic"),
                                      naive.kappa_ref(t, pb, k, "quadratic")], rtol=1e-12)
     np.testing.assert_allclose(units.table(1), fk.confusion_matrix(t, pb, n_classes=k))
-    reps = bs.bootstrap_kappas(units, w, 20_000, np.random.SeedSequence(0))
-    single = bs.bootstrap_kappas(bs.units_from_counts(fk.confusion_matrix(t, pb)), w, 20_000,
+    reps = fku.bootstrap_kappas(units, w, 20_000, np.random.SeedSequence(0))
+    single = fku.bootstrap_kappas(fku.units_from_counts(fk.confusion_matrix(t, pb)), w, 20_000,
                                  np.random.SeedSequence(1))
     _ks_agree(reps[:, 1], single[:, 0], 20_000)
     # paired: the difference's spread is below what independent draws would give
     diff = reps[:, 0] - reps[:, 1]
     assert np.std(diff) < np.sqrt(np.var(reps[:, 0]) + np.var(reps[:, 1]))
     # leave-one-row-out for both models at once
-    jack = bs.jackknife_kappas(units, w)
-    a = [bs.bca_acceleration(jack[:, m], units.type_counts) for m in range(2)]
+    jack = fku.jackknife_kappas(units, w)
+    a = [fki.bca_acceleration(jack[:, m], units.type_counts) for m in range(2)]
     assert a[1] == pytest.approx(naive.jackknife_acceleration(t, pb, k, "quadratic"), rel=1e-9)
     assert a[0] == pytest.approx(naive.jackknife_acceleration(t, pa, k, "quadratic"), rel=1e-9)
 
@@ -466,9 +467,9 @@ def test_bca_acceleration_from_cells_equals_brute_force_jackknife(rng, weights):
     k = 4
     t, p = graded(rng, 60, k)
     w = fk.weight_matrix(k, weights)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
-    jack = bs.jackknife_kappas(units, w)[:, 0]
-    a = bs.bca_acceleration(jack, units.type_counts)
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    jack = fku.jackknife_kappas(units, w)[:, 0]
+    a = fki.bca_acceleration(jack, units.type_counts)
     assert a == pytest.approx(naive.jackknife_acceleration(t, p, k, weights), rel=1e-9, abs=1e-14)
 
 
@@ -480,21 +481,21 @@ def test_bca_acceleration_clusters_and_weights_equal_brute_force(rng):
     t, p = graded(rng, n, k)
     sw = rng.choice([0.5, 1.0, 2.0], n)
     w = fk.weight_matrix(k, "quadratic")
-    cell_t, cell_p = bs._single_model_cells(k)
-    units = bs.units_from_clusters(t * k + p, sw, codes, n_clusters, cell_t, cell_p, k)
-    a = bs.bca_acceleration(bs.jackknife_kappas(units, w)[:, 0], units.type_counts)
+    cell_t, cell_p = fku._single_model_cells(k)
+    units = fku.units_from_clusters(t * k + p, sw, codes, n_clusters, cell_t, cell_p, k)
+    a = fki.bca_acceleration(fku.jackknife_kappas(units, w)[:, 0], units.type_counts)
     assert a == pytest.approx(naive.jackknife_acceleration(t, p, k, "quadratic", sw, codes),
                               rel=1e-9)
-    units_r = bs.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
-    a_r = bs.bca_acceleration(bs.jackknife_kappas(units_r, w)[:, 0], units_r.type_counts)
+    units_r = fku.units_from_rows(t * k + p, sw, cell_t, cell_p, k)
+    a_r = fki.bca_acceleration(fku.jackknife_kappas(units_r, w)[:, 0], units_r.type_counts)
     assert a_r == pytest.approx(naive.jackknife_acceleration(t, p, k, "quadratic", sw), rel=1e-9)
 
 
 def test_jackknife_recomputes_where_expected_disagreement_cancels():
     # leaving out the only off-diagonal row leaves a one-class table: undefined
     table = np.array([[5, 1], [0, 0]])
-    units = bs.units_from_counts(table)
-    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    units = fku.units_from_counts(table)
+    jack = fku.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
     cells = units.cell_t * 2 + units.cell_p[:, 0]
     by_cell = dict(zip(cells[units.type_cell].tolist(), jack.tolist(), strict=True))
     assert math.isnan(by_cell[1])
@@ -509,7 +510,7 @@ def test_bootstrap_interval_bca_equals_efron_formula(rng):
     jack = rng.normal(0.5, 0.01, 30)
     counts = rng.integers(1, 5, 30)
     est = 0.52
-    low, high, used = bs.bootstrap_interval(est, reps, "bca", 0.9, jackknife=jack,
+    low, high, used = fki.bootstrap_interval(est, reps, "bca", 0.9, jackknife=jack,
                                             jackknife_counts=counts)
     z0 = norm.ppf((np.sum(reps < est) + 0.5 * np.sum(reps == est)) / len(reps))
     jj = np.repeat(jack, counts)
@@ -549,21 +550,21 @@ def test_bca_guard_falls_back_to_percentile_with_warning(rng):
     # one far jackknife value with a small weight: acceleration a = 1 / (6 sqrt(0.001))
     jack = np.r_[np.zeros(50), -10.0]
     counts = np.r_[np.ones(50), 0.001]
-    assert bs.bca_acceleration(jack, counts) > 5
+    assert fki.bca_acceleration(jack, counts) > 5
     with pytest.warns(DegenerateIntervalWarning, match=r"BCa interval .* not defined.*"
                                                        r"1 - a \(z0 \+ z_alpha\) <= 0"):
-        low, high, used = bs.bootstrap_interval(0.0, reps, "bca", 0.95, jackknife=jack,
+        low, high, used = fki.bootstrap_interval(0.0, reps, "bca", 0.95, jackknife=jack,
                                                 jackknife_counts=counts, bounds=None)
     assert used == "percentile"
     np.testing.assert_allclose([low, high], np.quantile(reps, [0.025, 0.975]))
     with pytest.warns(DegenerateIntervalWarning, match=r"bias correction is infinite"):
-        _, _, used = bs.bootstrap_interval(5.0, reps, "bca", 0.95, bounds=None)
+        _, _, used = fki.bootstrap_interval(5.0, reps, "bca", 0.95, bounds=None)
     assert used == "percentile"
 
 
 def test_basic_interval_is_reflected_percentile_and_clipped(rng):
     reps = rng.normal(0.95, 0.05, 4000)
-    low, high, used = bs.bootstrap_interval(0.97, reps, "basic", 0.95)
+    low, high, used = fki.bootstrap_interval(0.97, reps, "basic", 0.95)
     q = np.quantile(reps, [0.025, 0.975])
     assert used == "basic"
     assert low == pytest.approx(2 * 0.97 - q[1])

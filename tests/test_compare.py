@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import fastkappa as fk
-from fastkappa.compare import holm, inverted_p_value
+from fastkappa._core import intervals as fki
+from fastkappa._core.intervals import holm, inverted_p_value
 
 METHODS = ["bca", "percentile", "basic", "asymptotic"]
 
@@ -188,11 +189,11 @@ def test_inverted_p_value_is_the_level_where_the_interval_touches_zero():
     est = 0.05
     for method in ("percentile", "basic"):
         p = inverted_p_value(est, reps, method)
-        lo, hi, _ = fk.bootstrap.bootstrap_interval(est, reps, method, 1 - p,
+        lo, hi, _ = fki.bootstrap_interval(est, reps, method, 1 - p,
                                                     bounds=(-2, 2))
         assert min(abs(lo), abs(hi)) < 2e-3
     p_bca = inverted_p_value(est, reps, "bca")  # no jackknife: a = 0
-    lo, hi, _ = fk.bootstrap.bootstrap_interval(est, reps, "bca", 1 - p_bca, bounds=(-2, 2))
+    lo, hi, _ = fki.bootstrap_interval(est, reps, "bca", 1 - p_bca, bounds=(-2, 2))
     assert min(abs(lo), abs(hi)) < 2e-3
     assert inverted_p_value(est, np.full(10, 0.0), "percentile") == 1.0
     assert inverted_p_value(est, np.full(10, 0.3), "percentile") == pytest.approx(0.2)
@@ -345,3 +346,41 @@ def test_compare_takes_a_dataframe_of_predictions():
         assert got.pairs[0].p_value == want.pairs[0].p_value
     with pytest.raises(ValueError, match="one column per model"):
         fk.compare(t, [cols["a"], cols["b"]])
+
+
+def test_compare_computes_each_bca_acceleration_once(monkeypatch):
+    """One acceleration per model and per pair: the pair's interval and its
+    inverted p-value share it (the jackknife can hold 10^5 values per pair)."""
+    import importlib
+
+    cmp_mod = importlib.import_module("fastkappa.compare")  # the module, not the function
+    calls = []
+    real = cmp_mod.bca_acceleration
+
+    def counting(jack, counts=None):
+        calls.append(len(jack))
+        return real(jack, counts)
+
+    monkeypatch.setattr(cmp_mod, "bca_acceleration", counting)
+    y, preds = _models()
+    preds = {**preds, "third": np.roll(preds["good"], 1)}
+    want = fk.compare(y, preds, n_resamples=300, seed=2)
+    assert len(calls) == 3  # the pairs; each model's interval computes its own once
+    monkeypatch.setattr(cmp_mod, "bca_acceleration", real)
+    again = fk.compare(y, preds, n_resamples=300, seed=2)
+    assert [(p.low, p.high, p.p_value) for p in want.pairs] == [
+        (p.low, p.high, p.p_value) for p in again.pairs]
+
+
+def test_inverted_p_value_takes_the_acceleration_it_would_compute():
+    rng = np.random.default_rng(5)
+    reps = rng.normal(0.1, 0.05, 2000)
+    jack = rng.normal(0.1, 0.01, 300) ** 3
+    from fastkappa._core.intervals import bca_acceleration
+
+    a = bca_acceleration(jack)
+    assert a != 0.0
+    assert inverted_p_value(0.1, reps, "bca", jackknife=jack) == inverted_p_value(
+        0.1, reps, "bca", acceleration=a)
+    assert inverted_p_value(0.1, reps, "bca", jackknife=jack) != inverted_p_value(
+        0.1, reps, "bca")

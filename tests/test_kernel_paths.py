@@ -17,7 +17,8 @@ import pytest
 
 import fastkappa as fk
 from fastkappa import _validation
-from fastkappa import bootstrap as bs
+from fastkappa._core import intervals as fki
+from fastkappa._core import units as fku
 from fastkappa.exceptions import UndefinedKappaWarning
 
 K = 4
@@ -28,7 +29,7 @@ def twin(request, monkeypatch):
     """Run the test once with the serial kernels, once with the parallel ones."""
     if request.param == "parallel":
         monkeypatch.setattr(_validation, "PARALLEL_MIN_ROWS", 64)
-        monkeypatch.setattr(bs, "SERIAL_MAX_DRAWS", 0)
+        monkeypatch.setattr(fku, "SERIAL_MAX_DRAWS", 0)
     return request.param
 
 
@@ -111,9 +112,9 @@ def test_bootstrap_paths_give_the_estimate_and_ordered_bounds(rng, twin):
 
 def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
     t, p = _graded(rng, 200)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
-    kern = bs._kernels()
-    seeds = bs.block_seeds(np.random.SeedSequence(3), 60)
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
+    kern = fku._kernels()
+    seeds = fku.block_seeds(np.random.SeedSequence(3), 60)
     args = (units.type_counts, units.type_ptr, units.type_cell, units.type_val,
             np.int64(units.n_units), units.cell_t, units.cell_p, K, fk.weight_matrix(K), 60,
             seeds)
@@ -125,8 +126,8 @@ def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
 def test_jackknife_acceleration_equals_the_oracle(rng, weights):
     t, p = _graded(rng, 50)
     w = fk.weight_matrix(K, weights)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
-    a = bs.bca_acceleration(bs.jackknife_kappas(units, w)[:, 0], units.type_counts)
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=K))
+    a = fki.bca_acceleration(fku.jackknife_kappas(units, w)[:, 0], units.type_counts)
     assert a == pytest.approx(naive.jackknife_acceleration(t, p, K, weights), rel=1e-9,
                               abs=1e-14)
 
@@ -136,8 +137,8 @@ def test_jackknife_of_a_nearly_degenerate_table_recomputes_from_scratch():
     cancels), every leave-one-out value equals kappa recomputed without that row."""
     t = np.array([0] * 20 + [1] * 20 + [0])
     p = np.array([0] * 20 + [1] * 20 + [1])
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=2))
-    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=2))
+    jack = fku.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
     for i, c in enumerate(units.type_cell):
         keep = np.ones(len(t), bool)
         row = (t == units.cell_t[c]) & (p == units.cell_p[c, 0])
@@ -209,8 +210,8 @@ def test_jackknife_where_leaving_one_out_makes_kappa_undefined():
     """Leaving out the only row of class 1 leaves one class: kappa undefined (nan), taken
     from scratch where the rank-one update would divide by about zero."""
     t = np.array([0] * 20 + [1])
-    units = bs.units_from_counts(fk.confusion_matrix(t, t, n_classes=2))
-    jack = bs.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
+    units = fku.units_from_counts(fk.confusion_matrix(t, t, n_classes=2))
+    jack = fku.jackknife_kappas(units, fk.weight_matrix(2))[:, 0]
     want = []
     for c in units.type_cell:
         keep = np.ones(len(t), bool)
@@ -284,15 +285,13 @@ def test_compare_row_table_path_gives_each_model_its_kappa(rng, twin, weighted):
 def test_block_generator_draws_have_their_moments():
     """The block generator's binomial (inversion and BTRS) and Poisson-topped-up
     multinomial draws: means within 5 standard errors, totals exact."""
-    from fastkappa._kernels import resampling as kern
-
     for n, p in ((20, 0.3), (10**6, 2e-4)):  # small mean: inversion; else BTRS
-        draws = np.asarray(kern._binomial_draws(n, p, 400, 3), dtype=np.float64)
+        draws = np.asarray(naive.binomial_draws(n, p, 400, 3), dtype=np.float64)
         se = np.sqrt(n * p * (1 - p) / len(draws))
         assert abs(draws.mean() - n * p) < 5 * se
         assert draws.min() >= 0 and draws.max() <= n
     counts = np.array([50, 3, 1, 20, 7])
-    multi = kern._poisson_multinomial_draws(counts, 200, 4)
+    multi = naive.poisson_multinomial_draws(counts, 200, 4)
     assert np.all(multi.sum(axis=1) == counts.sum())
     share = multi.mean(axis=0) / counts.sum()
     np.testing.assert_allclose(share, counts / counts.sum(), atol=0.05)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 
+import naive
 import numba
 import numpy as np
 import pytest
@@ -22,13 +23,14 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 import fastkappa as fk
-from fastkappa import bootstrap as bs
+from fastkappa._core import units as fku
+from fastkappa._kernels import sampling
 
 WEIGHTS = [None, "linear", "quadratic"]
 
 
 def _kern():
-    return bs._kernels()
+    return fku._kernels()
 
 
 def _banded(n, k, seed=0, width=2):
@@ -59,7 +61,7 @@ def threads():
     (1000, 0.999),       # flipped, inversion
 ])
 def test_binomial_sampler_matches_scipy_pmf(n, p):
-    x = _kern()._binomial_draws(n, p, 100_000, 7)
+    x = naive.binomial_draws(n, p, 100_000, 7)
     assert x.min() >= 0 and x.max() <= n
     lo, hi = (int(v) for v in stats.binom.ppf([1e-7, 1 - 1e-7], n, p))
     ks = np.arange(lo, hi + 1)
@@ -81,23 +83,21 @@ def test_binomial_sampler_matches_scipy_pmf(n, p):
 
 
 def test_binomial_sampler_edges():
-    kern = _kern()
-    assert np.all(kern._binomial_draws(0, 0.3, 10, 1) == 0)
-    assert np.all(kern._binomial_draws(50, 0.0, 10, 1) == 0)
-    assert np.all(kern._binomial_draws(50, 1.0, 10, 1) == 50)
-    np.testing.assert_array_equal(kern._binomial_draws(1000, 0.01, 50, 3),
-                                  kern._binomial_draws(1000, 0.01, 50, 3))
+    assert np.all(naive.binomial_draws(0, 0.3, 10, 1) == 0)
+    assert np.all(naive.binomial_draws(50, 0.0, 10, 1) == 0)
+    assert np.all(naive.binomial_draws(50, 1.0, 10, 1) == 50)
+    np.testing.assert_array_equal(naive.binomial_draws(1000, 0.01, 50, 3),
+                                  naive.binomial_draws(1000, 0.01, 50, 3))
 
 
 def test_fast_multinomial_draws_the_right_distribution():
-    kern = _kern()
     counts = np.array([5000, 300, 150, 50, 0, 7], dtype=np.int64)
     total, n, reps = int(counts.sum()), 2000, 20_000
     state = np.empty(4, dtype=np.uint64)
-    kern._rng_init(11, state)
+    sampling._rng_init(11, state)
     out = np.empty((reps, len(counts)), dtype=np.int64)
     for i in range(reps):
-        kern._draw_multinomial_fast(counts, total, n, out[i], state)
+        sampling._draw_multinomial_fast(counts, total, n, out[i], state)
     assert np.all(out.sum(axis=1) == n) and np.all(out[:, 4] == 0)
     prob = counts / total
     np.testing.assert_allclose(out.mean(axis=0), n * prob,
@@ -119,12 +119,12 @@ def test_sparse_kappa_equals_dense_kappa_on_the_same_table(rng, weights, k):
         np.fill_diagonal(w, 0.0)
     else:
         w = fk.weight_matrix(k, weights)
-    kind = bs.weight_kind(w)
+    kind = fku.weight_kind(w)
     if k > 2:  # with two classes the three named matrices coincide
         assert kind == (0 if weights == "custom" else 1 + WEIGHTS.index(weights))
     for _ in range(20):
         table = rng.integers(0, 50, (k, k)) * (rng.random((k, k)) < 0.3)
-        units = bs.units_from_counts(table)
+        units = fku.units_from_counts(table)
         if units.n_types == 0:
             continue
         dense = kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
@@ -146,7 +146,7 @@ def test_expected_disagreement_beyond_exact_integers(rng, weights):
     r = rng.integers(0, 10**9, k).astype(float)
     c = rng.permutation(r)
     w = fk.weight_matrix(k, weights)
-    got = kern._expected_disagreement(r, c, k, r.sum(), w, bs.weight_kind(w))
+    got = kern._expected_disagreement(r, c, k, r.sum(), w, fku.weight_kind(w))
     assert got == pytest.approx(float(r @ w @ c), rel=1e-12)
 
 
@@ -163,12 +163,12 @@ def test_many_class_estimate_matches_sklearn(weights):
 
 
 def _units(t, p, k):
-    return bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    return fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
 
 
 def test_many_classes_take_the_sparse_path_and_few_keep_the_dense_one():
-    assert bs.sparse_cells(_units(*_banded(500, 20), 20))
-    assert not bs.sparse_cells(_units(*_banded(500, 5), 5))
+    assert fku.sparse_cells(_units(*_banded(500, 20), 20))
+    assert not fku.sparse_cells(_units(*_banded(500, 5), 5))
 
 
 def test_poisson_multinomial_draws_the_right_distribution():
@@ -177,7 +177,7 @@ def test_poisson_multinomial_draws_the_right_distribution():
     Poisson counts at p = 1/2), match the multinomial."""
     counts = np.array([5000, 300, 150, 50, 7, 1, 1, 2, 900, 40] * 30, dtype=np.int64)
     n, reps = int(counts.sum()), 20_000
-    out = _kern()._poisson_multinomial_draws(counts, reps, 5)
+    out = naive.poisson_multinomial_draws(counts, reps, 5)
     assert np.all(out.sum(axis=1) == n) and out.min() >= 0
     prob = counts / n
     z = (out.mean(axis=0) - n * prob) / np.sqrt(n * prob * (1 - prob) / reps)
@@ -190,21 +190,38 @@ def test_poisson_multinomial_draws_the_right_distribution():
             1.0, abs=5 * np.sqrt(2 / reps))
 
 
-def test_poisson_tables_are_cdfs():
+def _alias_masses(prob, alias):
+    """The probability of each entry that an alias table draws (Walker's identity)."""
+    w = len(prob)
+    mass = prob.copy()
+    np.add.at(mass, alias, 1.0 - prob)
+    return mass / w
+
+
+def test_poisson_tables_are_alias_tables_of_the_pmf():
     lam = np.array([0.3, 1.0, 17.5, 200.0, 5000.0])
-    lo, ptr, cdf, guide = _kern()._poisson_tables(lam)
+    lo, ptr, prob, alias = sampling._poisson_tables(lam)
     for t, m in enumerate(lam):
-        seg = cdf[ptr[t]:ptr[t + 1]]
-        ks = lo[t] + np.arange(len(seg))
-        assert seg[-1] == 1.0 and np.all(np.diff(seg[:-1]) >= 0)
-        np.testing.assert_allclose(seg[:-1], stats.poisson.cdf(ks[:-1], m), rtol=1e-9,
-                                   atol=1e-15)
+        seg = slice(ptr[t], ptr[t + 1])
+        ks = lo[t] + np.arange(ptr[t + 1] - ptr[t])
+        assert np.all((prob[seg] >= 0) & (prob[seg] <= 1))
+        assert np.all((alias[seg] >= 0) & (alias[seg] < len(ks)))
+        np.testing.assert_allclose(_alias_masses(prob[seg], alias[seg]),
+                                   stats.poisson.pmf(ks, m), rtol=1e-9, atol=1e-15)
         assert stats.poisson.cdf(lo[t] - 1, m) < 1e-16  # mass left out below the window
         assert stats.poisson.sf(ks[-1], m) < 1e-16  # and above it
-        # guide entry g: the first entry whose CDF reaches g / width
-        g = np.arange(len(seg))
-        first = np.searchsorted(seg, g / len(seg), side="left")
-        np.testing.assert_array_equal(guide[ptr[t]:ptr[t + 1]] - ptr[t], first)
+
+
+def test_alias_table_of_counts_is_exact():
+    """Whole-number weights: every bucket's mass is a ratio of integers, so the
+    masses equal counts / N to rounding."""
+    counts = np.array([5000, 300, 150, 50, 0, 7, 1, 1, 2, 900], dtype=np.float64)
+    prob = np.empty(len(counts))
+    alias = np.empty(len(counts), dtype=np.int64)
+    sampling._alias_table(counts, prob, alias)
+    np.testing.assert_allclose(_alias_masses(prob, alias), counts / counts.sum(),
+                               rtol=1e-14, atol=1e-17)
+    assert _alias_masses(prob, alias)[4] == 0.0  # an empty cell is never drawn
 
 
 @pytest.mark.parametrize("poisson", [True, False])
@@ -222,16 +239,16 @@ def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights, poisso
     t, p = _banded(4000, k, seed=3)
     units = _units(t, p, k)
     if not poisson:
-        monkeypatch.setattr(bs, "POISSON_TABLE_MAX", 0)
-    assert (bs._poisson_tables(units) is not None) == poisson
+        monkeypatch.setattr(fku, "POISSON_TABLE_MAX", 0)
+    assert (fku._poisson_tables(units) is not None) == poisson
     w = fk.weight_matrix(k, weights)
     reps = 4000
-    seeds = bs.block_seeds(np.random.SeedSequence(5), reps)
+    seeds = fku.block_seeds(np.random.SeedSequence(5), reps)
     kern = _kern()
     dense = kern._bootstrap_kappa_types_serial(
         units.type_counts, units.type_ptr, units.type_cell, units.type_val,
         np.int64(units.n_units), units.cell_t, units.cell_p, k, w, reps, seeds)[:, 0]
-    sparse = bs.bootstrap_kappas(units, w, reps, np.random.SeedSequence(6))[:, 0]
+    sparse = fku.bootstrap_kappas(units, w, reps, np.random.SeedSequence(6))[:, 0]
     assert stats.ks_2samp(dense, sparse).pvalue > 1e-3
     se = np.sqrt(dense.var() / reps + sparse.var() / reps)
     assert abs(dense.mean() - sparse.mean()) < 4 * se
@@ -243,9 +260,9 @@ def test_sparse_bootstrap_serial_parallel_and_thread_counts_agree(threads):
     t, p = _banded(5000, k, seed=4)
     units = _units(t, p, k)
     w = fk.weight_matrix(k, "linear")
-    seeds = bs.block_seeds(np.random.SeedSequence(9), 3000)
+    seeds = fku.block_seeds(np.random.SeedSequence(9), 3000)
     args = (units.type_counts, units.type_cell, np.int64(units.n_units), units.cell_t,
-            units.cell_p, k, w, bs.weight_kind(w), 3000, seeds)
+            units.cell_p, k, w, fku.weight_kind(w), 3000, seeds)
     kern = _kern()
     serial = kern._bootstrap_kappa_cells_serial(*args)
     numba.set_num_threads(1)
@@ -255,7 +272,7 @@ def test_sparse_bootstrap_serial_parallel_and_thread_counts_agree(threads):
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one, serial)
     assert np.all(np.isfinite(one))
-    tables = bs._poisson_tables(units)
+    tables = fku._poisson_tables(units)
     assert tables is not None
     args = (*tables, np.int64(units.n_units), units.type_cell, *args[3:])
     serial = kern._bootstrap_kappa_cells_poisson_serial(*args)
@@ -303,16 +320,16 @@ def _type_and_row_replicates(n=3000, reps=4000, weighted=False, chunk=None):
                       axis=1)
     cell_t = used // k ** p.shape[0]
     sw = np.random.default_rng(1).choice([0.5, 1.0, 2.0], n) if weighted else None
-    units = bs.units_from_rows(cells, sw, cell_t, cell_p, k)
-    by_types = bs.bootstrap_kappas(units, w, reps, np.random.SeedSequence(1), by_index=False)
-    rc = bs.row_cells(t, p, k)
+    units = fku.units_from_rows(cells, sw, cell_t, cell_p, k)
+    by_types = fku.bootstrap_kappas(units, w, reps, np.random.SeedSequence(1), by_index=False)
+    rc = fku.row_cells(t, p, k)
     if chunk is None:
-        by_rows = bs.bootstrap_kappas_rows(rc, sw, k, w, reps, np.random.SeedSequence(2))
+        by_rows = fku.bootstrap_kappas_rows(rc, sw, k, w, reps, np.random.SeedSequence(2))
     else:
         by_rows = _kern()._bootstrap_kappa_row_tables(
             rc, np.empty(0) if sw is None else sw, np.int64(chunk), k, w, reps,
-            bs.block_seeds(np.random.SeedSequence(2), reps))
-    est = bs.full_kappas(units, w)[0]
+            fku.block_seeds(np.random.SeedSequence(2), reps))
+    est = fku.full_kappas(units, w)[0]
     return by_types, by_rows, est
 
 
@@ -346,9 +363,9 @@ def test_row_tables_with_many_small_chunks_draw_the_same_distribution():
 def test_row_tables_serial_parallel_and_thread_counts_agree(threads):
     t, models = _independent_models(2500, n_models=4)
     k = 5
-    rc = bs.row_cells(t, np.stack(list(models.values())), k)
+    rc = fku.row_cells(t, np.stack(list(models.values())), k)
     w = fk.weight_matrix(k, "linear")
-    seeds = bs.block_seeds(np.random.SeedSequence(4), 300)
+    seeds = fku.block_seeds(np.random.SeedSequence(4), 300)
     sw = np.random.default_rng(2).random(len(t))
     kern = _kern()
     for row_w in (np.empty(0), sw):
@@ -366,17 +383,17 @@ def test_row_tables_serial_parallel_and_thread_counts_agree(threads):
 def test_row_cells_code_each_model_table_cell():
     t = np.array([0, 1, 2, 2])
     p = np.array([[0, 2, 1, 2], [1, 1, 0, 2]])
-    rc = bs.row_cells(t, p, 3)
+    rc = fku.row_cells(t, p, 3)
     assert rc.dtype == np.uint8 and rc.flags.c_contiguous
     np.testing.assert_array_equal(rc, [[0, 1], [5, 4], [7, 6], [8, 8]])
-    assert bs.row_cells(np.array([0]), np.array([[0]]), 200).dtype == np.uint16
-    assert bs.row_cells(np.array([0]), np.array([[0]]), 300).dtype == np.int64
+    assert fku.row_cells(np.array([0]), np.array([[0]]), 200).dtype == np.uint16
+    assert fku.row_cells(np.array([0]), np.array([[0]]), 300).dtype == np.int64
 
 
 def test_compare_takes_the_row_path_on_independent_errors_and_matches_sklearn():
     t, models = _independent_models(4000, n_models=3)
     n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
-    assert bs.use_row_tables(n_types, len(t), 5, 3)
+    assert fku.use_row_tables(n_types, len(t), 5, 3)
     res = fk.compare(t, models, weights="quadratic", n_classes=5, n_resamples=400, seed=3)
     for nm, p in models.items():
         est = cohen_kappa_score(t, p, labels=range(5), weights="quadratic")
@@ -396,12 +413,12 @@ def test_compare_row_path_with_sample_weights_matches_sklearn_and_the_type_path(
         monkeypatch):
     t, models = _independent_models(3000, n_models=4)
     n_types = np.unique(np.stack([t, *models.values()]), axis=1).shape[1]
-    assert bs.use_row_tables(n_types, len(t), 5, 4)
+    assert fku.use_row_tables(n_types, len(t), 5, 4)
     sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], len(t))
     kw = dict(weights="linear", n_classes=5, n_resamples=1000, sample_weight=sw,
               method="percentile")
     res = fk.compare(t, models, seed=4, **kw)
-    monkeypatch.setattr(bs, "ROWS_MIN_TYPES_PER_ROW", float("inf"))
+    monkeypatch.setattr(fku, "ROWS_MIN_TYPES_PER_ROW", float("inf"))
     old = fk.compare(t, models, seed=5, **kw)
     for nm, p in models.items():
         est = cohen_kappa_score(t, p, labels=range(5), weights="linear", sample_weight=sw)
@@ -418,7 +435,7 @@ def test_compare_keeps_the_joint_type_path_when_models_copy_the_truth():
     preds = np.stack([np.where(rng.random(len(t)) < 0.9, t, rng.integers(0, 5, len(t)))
                       for _ in range(3)])
     n_types = np.unique(np.vstack([t, preds]), axis=1).shape[1]
-    assert not bs.use_row_tables(n_types, len(t), 5, 3)
+    assert not fku.use_row_tables(n_types, len(t), 5, 3)
 
 
 # --------------------------------------------------------------------------- pure Python
@@ -427,34 +444,36 @@ PURE = textwrap.dedent("""
     import json, warnings
     import numpy as np
     warnings.simplefilter("ignore", RuntimeWarning)  # uint64 wrap-around, as in numba
-    from fastkappa import bootstrap as bs
+    from fastkappa._core import units as fku
     import fastkappa as fk
-    kern = bs._kernels()
+    import naive
     rng = np.random.default_rng(0)
     k = 18
     t = rng.integers(0, k, 400)
     p = np.clip(t + rng.integers(-2, 3, 400), 0, k - 1)
-    units = bs.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
+    units = fku.units_from_counts(fk.confusion_matrix(t, p, n_classes=k))
     out = {}
     for name in (None, "linear", "quadratic"):
         w = fk.weight_matrix(k, name)
-        est = bs.full_kappas(units, w)[0]
-        reps = bs.bootstrap_kappas(units, w, 20, np.random.SeedSequence(1))[:, 0]
+        est = fku.full_kappas(units, w)[0]
+        reps = fku.bootstrap_kappas(units, w, 20, np.random.SeedSequence(1))[:, 0]
         out[str(name)] = [float(est[0]), bool(np.all(np.isfinite(reps)))]
-    rc = bs.row_cells(t, np.stack([p, np.roll(p, 1)]), k)
+    rc = fku.row_cells(t, np.stack([p, np.roll(p, 1)]), k)
     w = fk.weight_matrix(k, "quadratic")
-    rows = bs.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
+    rows = fku.bootstrap_kappas_rows(rc, None, k, w, 20, np.random.SeedSequence(1))
     out["rows"] = rows.tolist()
-    out["binom"] = [int(v) for v in kern._binomial_draws(10**6, 2e-4, 200, 3)]
-    out["poisson"] = kern._poisson_multinomial_draws(
+    out["binom"] = [int(v) for v in naive.binomial_draws(10**6, 2e-4, 200, 3)]
+    out["poisson"] = naive.poisson_multinomial_draws(
         np.array([50, 3, 1, 20, 7]), 30, 4).ravel().tolist()
-    out["binom_small"] = [int(v) for v in kern._binomial_draws(20, 0.3, 200, 3)]
+    out["binom_small"] = [int(v) for v in naive.binomial_draws(20, 0.3, 200, 3)]
     print(json.dumps(out))
 """)
 
 
 def _pure(disable: bool) -> dict:
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable else "0")
+    here = os.path.dirname(os.path.abspath(__file__))  # tests/, for naive.py
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable else "0",
+               PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     proc = subprocess.run([sys.executable, "-c", PURE], env=env, capture_output=True,
                           text=True, check=True, timeout=600)
     return json.loads(proc.stdout)

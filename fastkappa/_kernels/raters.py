@@ -25,7 +25,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit
-from .resampling import _draw_multinomial_fast, _draw_multinomial_poisson, _rng_init, _uniform
+from .sampling import _draw_multinomial_fast, _draw_multinomial_poisson, _rng_init, _uniform
 
 
 @jit()
@@ -63,7 +63,7 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
 
     Type counts come from a multinomial over the types: one binomial per
     type, or with ``poisson`` tables (a tuple of non-empty arrays, see
-    ``_kernels.resampling._draw_multinomial_poisson``) one Poisson table
+    ``_kernels.sampling._draw_multinomial_poisson``) one Poisson table
     look-up per type; or, when ``unit_type`` is not empty, from ``n_units``
     uniform draws of units (cheaper when almost every unit is its own type).
     Features are ``dense[dense_of[t]]`` (the first columns: types sharing a

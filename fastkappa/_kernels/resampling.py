@@ -33,49 +33,26 @@ same blocks in order on one thread and give identical results (cheaper than
 a parallel launch for small jobs).
 
 Building blocks for other statistics (e.g. a paired comparison of several
-models): :func:`_draw_multinomial` (one draw into a buffer),
-:func:`_kappas_from_joint` (the M kappas of a joint table) and
-:func:`_jackknife_kappa_types` (leave-one-unit-out, all models at once).
+models): the draws of ``_kernels.sampling``, :func:`_kappas_from_joint` (the M
+kappas of a joint table) and :func:`_jackknife_kappa_types` (leave-one-unit-out,
+all models at once).
 
 Kernels never raise: an undefined kappa (zero expected disagreement) is nan.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import prange
 
 from ._jit import jit
-
-# --------------------------------------------------------------------------- draws
-
-
-@jit()
-def _draw_multinomial(counts, total, n, out):
-    """One Multinomial(n, counts / total) draw into ``out`` (int64).
-
-    Conditional binomials in the order of ``counts`` (put large counts first:
-    the loop stops as soon as all ``n`` trials are placed).  ``counts`` are
-    non-negative integers summing to ``total``.
-    """
-    remaining_n = np.int64(n)
-    remaining = np.int64(total)
-    m = counts.shape[0]
-    for t in range(m):
-        c = np.int64(counts[t])
-        if remaining_n <= 0 or c <= 0:
-            out[t] = 0
-        elif c >= remaining:
-            out[t] = remaining_n
-            remaining_n = 0
-        else:
-            x = np.random.binomial(remaining_n, c / remaining)  # noqa: NPY002 (numba: legacy API, per-thread state)
-            out[t] = x
-            remaining_n -= x
-        remaining -= c
-
+from .sampling import (
+    _draw_multinomial,
+    _draw_multinomial_fast,
+    _draw_multinomial_poisson,
+    _rng_init,
+    _uniform,
+)
 
 # --------------------------------------------------------------------------- kappa
 
@@ -375,169 +352,10 @@ def _assign_types(order, h1, h2, unit_ptr, unit_cell, unit_bits):
 # With many classes the dense path above costs O(K^2) per replicate (the
 # expected term ``r @ w @ c``) and one legacy binomial (~130 ns) per occupied
 # cell.  The kernels below keep a replicate at O(occupied cells + K): a fast
-# exact binomial sampler, and the expected term in O(K) for the named weights
-# (``wkind``: 0 a custom matrix, 1 unweighted, 2 linear, 3 quadratic).
-
-#: below this mean (n * min(p, 1 - p)) a binomial is drawn by inversion, above by BTRS
-_BTRS_MIN_MEAN = 10.0
-
-
-_TWO_M53 = 1.0 / 9007199254740992.0
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-#: Stirling's remainder of log(k!) for k < 10 (exact, from log-gamma)
-_STIRLING_TAIL = np.array([math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0)
-                                                   + _HALF_LOG_2PI) for k in range(10)])
-
-
-@jit()
-def _stirling_tail(x):
-    """``log(x!) - [(x + 1/2) log(x + 1) - (x + 1) + log(2 pi) / 2]`` for whole x >= 0."""
-    if x < 10.0:
-        return _STIRLING_TAIL[np.int64(x)]
-    inv = 1.0 / (x + 1.0)
-    inv2 = inv * inv
-    return (1.0 / 12.0 - (1.0 / 360.0 - inv2 * (1.0 / 1260.0)) * inv2) * inv
-
-
-@jit()
-def _rng_init(seed, state):
-    """Seed a xoshiro256+ state (uint64 (4,)) from one integer by splitmix64.
-
-    A generator local to one block (no shared state), several times cheaper
-    per draw than NumPy's per-thread Mersenne Twister inside numba.
-    """
-    z = np.uint64(seed)
-    for i in range(4):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        x = z
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        state[i] = x ^ (x >> np.uint64(31))
-
-
-@jit()
-def _uniform(state):
-    """One uniform double in [0, 1) from a xoshiro256+ state (advanced in place)."""
-    s0 = state[0]
-    s1 = state[1]
-    s2 = state[2]
-    s3 = state[3]
-    result = s0 + s3
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-    state[0] = s0
-    state[1] = s1
-    state[2] = s2
-    state[3] = s3
-    return np.float64(result >> np.uint64(11)) * _TWO_M53
-
-
-@jit()
-def _binomial_inversion(n, p, state):
-    """Binomial(n, p) by sequential inversion; ``p <= 1/2`` and a small mean."""
-    q = 1.0 - p
-    qn = math.exp(n * math.log1p(-p))
-    ratio = p / q
-    mean = n * p
-    bound = min(np.float64(n), mean + 10.0 * math.sqrt(mean * q + 1.0))
-    x = 0
-    px = qn
-    u = _uniform(state)
-    while u > px:
-        x += 1
-        if x > bound:  # rounding left u above the mass: start again
-            x = 0
-            px = qn
-            u = _uniform(state)
-        else:
-            u -= px
-            px *= (n - x + 1) * ratio / x
-    return x
-
-
-@jit()
-def _binomial_btrs(n, p, state):
-    """Binomial(n, p) by transformed rejection with squeeze (BTRS, Hörmann 1993).
-
-    ``p <= 1/2`` and ``n p >= 10``.  About 1.15 trials of two uniforms each;
-    most trials end at the squeeze, the rest at the exact bound
-    ``log f(k) - log f(m)`` (Stirling's series with its remainder).
-    """
-    q = 1.0 - p
-    nf = np.float64(n)
-    spq = math.sqrt(nf * p * q)
-    b = 1.15 + 2.53 * spq
-    a = -0.0873 + 0.0248 * b + 0.01 * p
-    c = nf * p + 0.5
-    v_r = 0.92 - 4.2 / b
-    m = math.floor((nf + 1.0) * p)
-    h = np.nan
-    alpha = 0.0
-    lpq = 0.0
-    while True:
-        u = _uniform(state) - 0.5
-        v = _uniform(state)
-        us = 0.5 - abs(u)
-        kf = math.floor((2.0 * a / us + b) * u + c)
-        if kf < 0.0 or kf > nf:
-            continue
-        if us >= 0.07 and v <= v_r:
-            return np.int64(kf)
-        # log f(k) - log f(m) by Stirling's series (the linear terms cancel); the
-        # terms in m depend on (n, p) only and are computed once per call
-        if h != h:
-            h = _stirling_tail(m) + _stirling_tail(nf - m)
-            alpha = (2.83 + 5.1 / b) * spq
-            lpq = math.log(p / q)
-        v = math.log(v * alpha / (a / (us * us) + b))
-        nk = nf - kf
-        nm = nf - m
-        bound = ((m + 0.5) * math.log((m + 1.0) / (kf + 1.0))
-                 + (nm + 0.5) * math.log((nm + 1.0) / (nk + 1.0))
-                 + (kf - m) * (lpq + math.log((nk + 1.0) / (kf + 1.0)))
-                 + h - _stirling_tail(kf) - _stirling_tail(nk))
-        if v <= bound:
-            return np.int64(kf)
-
-
-@jit()
-def _binomial(n, p, state):
-    """One exact Binomial(n, p) draw (int64) from a :func:`_rng_init` state."""
-    if n <= 0 or p <= 0.0:
-        return np.int64(0)
-    if p >= 1.0:
-        return np.int64(n)
-    flip = p > 0.5
-    pp = 1.0 - p if flip else p
-    if n * pp < _BTRS_MIN_MEAN:
-        x = np.int64(_binomial_inversion(n, pp, state))
-    else:
-        x = _binomial_btrs(n, pp, state)
-    return np.int64(n) - x if flip else x
-
-
-@jit()
-def _draw_multinomial_fast(counts, total, n, out, state):
-    """:func:`_draw_multinomial` with the fast sampler :func:`_binomial`."""
-    remaining_n = np.int64(n)
-    remaining = np.int64(total)
-    for t in range(counts.shape[0]):
-        c = np.int64(counts[t])
-        if remaining_n <= 0 or c <= 0:
-            out[t] = 0
-        elif c >= remaining:
-            out[t] = remaining_n
-            remaining_n = 0
-        else:
-            x = _binomial(remaining_n, c / remaining, state)
-            out[t] = x
-            remaining_n -= x
-        remaining -= c
+# exact binomial sampler or Poisson variates topped up to N (``_kernels.sampling``),
+# each cell's classes and weight read from flat arrays, and the expected term in
+# O(K) for the named weights (``wkind``: 0 a custom matrix, 1 unweighted, 2
+# linear, 3 quadratic).
 
 
 @jit()
@@ -597,30 +415,45 @@ def _expected_disagreement(r, c, k, n, wmat, wkind):
 
 
 @jit()
-def _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out):
+def _cell_coordinates(type_cell, cell_t, cell_p, wmat):
+    """Per occupied cell ``t`` and model ``m``: its row class ``ta[t]``, column class
+    ``tb[t, m]`` and weight ``tw[t, m]``, read once so that a replicate walks
+    three flat arrays (a (K, K) weight matrix does not fit in cache at large K)."""
+    n_types = type_cell.shape[0]
+    n_models = cell_p.shape[1]
+    ta = np.empty(n_types, dtype=np.int64)
+    tb = np.empty((n_types, n_models), dtype=np.int64)
+    tw = np.empty((n_types, n_models), dtype=np.float64)
+    for t in range(n_types):
+        j = type_cell[t]
+        ta[t] = cell_t[j]
+        for m in range(n_models):
+            tb[t, m] = cell_p[j, m]
+            tw[t, m] = wmat[ta[t], tb[t, m]]
+    return ta, tb, tw
+
+
+@jit()
+def _kappas_of_cells(drawn, ta, tb, tw, k, wmat, wkind, r, c, out):
     """Kappa of each model from per-cell counts ``drawn`` (T,) into ``out`` (M,).
 
-    Units of kind "cells": type ``t`` is one row in joint cell
-    ``type_cell[t]``.  O(T + K) per model for the named weights.
+    Units of kind "cells": type ``t`` is one row in the cell of
+    :func:`_cell_coordinates` ``(ta[t], tb[t, m])`` with weight ``tw[t, m]``.
+    O(T + K) per model for the named weights.
     """
     n_types = drawn.shape[0]
-    for m in range(cell_p.shape[1]):
+    for m in range(tb.shape[1]):
         for a in range(k):
             r[a] = 0.0
             c[a] = 0.0
         s = 0.0
         n = 0.0
         for t in range(n_types):
-            d = drawn[t]
-            if d != 0:
-                v = np.float64(d)
-                j = type_cell[t]
-                a = cell_t[j]
-                b = cell_p[j, m]
-                r[a] += v
-                c[b] += v
-                s += v * wmat[a, b]
-                n += v
+            v = np.float64(drawn[t])
+            r[ta[t]] += v
+            c[tb[t, m]] += v
+            s += v * tw[t, m]
+            n += v
         e = _expected_disagreement(r, c, k, n, wmat, wkind)
         if e > 0.0:
             out[m] = 1.0 - n * s / e
@@ -635,7 +468,8 @@ def _full_kappas_of_cells(type_counts, type_cell, cell_t, cell_p, k, wmat, wkind
     out = np.empty(cell_p.shape[1], dtype=np.float64)
     r = np.empty(k, dtype=np.float64)
     c = np.empty(k, dtype=np.float64)
-    _kappas_of_cells(type_counts, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out)
+    ta, tb, tw = _cell_coordinates(type_cell, cell_t, cell_p, wmat)
+    _kappas_of_cells(type_counts, ta, tb, tw, k, wmat, wkind, r, c, out)
     return out
 
 
@@ -648,9 +482,10 @@ def _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind
     drawn = np.empty(type_counts.shape[0], dtype=np.int64)
     r = np.empty(k, dtype=np.float64)
     c = np.empty(k, dtype=np.float64)
+    ta, tb, tw = _cell_coordinates(type_cell, cell_t, cell_p, wmat)
     for rep in range(lo, hi):
         _draw_multinomial_fast(type_counts, n_units, n_units, drawn, state)
-        _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out[rep])
+        _kappas_of_cells(drawn, ta, tb, tw, k, wmat, wkind, r, c, out[rep])
 
 
 @jit(parallel=True)
@@ -688,13 +523,58 @@ def _bootstrap_kappa_cells_serial(type_counts, type_cell, n_units, cell_t, cell_
 
 
 @jit()
-def _binomial_draws(n, p, size, seed):
-    """``size`` draws of :func:`_binomial` (for tests against SciPy's pmf)."""
+def _cells_poisson_block(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob, cell_alias,
+                         n_units, type_cell, cell_t, cell_p, k, wmat, wkind, seed, lo, hi,
+                         out):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_cells_poisson`, from one seed."""
     state = np.empty(4, dtype=np.uint64)
     _rng_init(seed, state)
-    out = np.empty(size, dtype=np.int64)
-    for i in range(size):
-        out[i] = _binomial(n, p, state)
+    drawn = np.empty(tab_of.shape[0], dtype=np.int64)
+    r = np.empty(k, dtype=np.float64)
+    c = np.empty(k, dtype=np.float64)
+    ta, tb, tw = _cell_coordinates(type_cell, cell_t, cell_p, wmat)
+    for rep in range(lo, hi):
+        _draw_multinomial_poisson(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
+                                  cell_alias, n_units, drawn, state)
+        _kappas_of_cells(drawn, ta, tb, tw, k, wmat, wkind, r, c, out[rep])
+
+
+@jit(parallel=True)
+def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
+                                   cell_alias, n_units, type_cell, cell_t, cell_p, k, wmat,
+                                   wkind, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_cells` with the Poisson-and-top-up multinomial
+    (``_kernels.sampling``): (n_rep, M).
+
+    About 1.07 uniforms per cell plus ``1.5 sqrt(N)`` top-up draws per replicate;
+    the alias tables (:func:`_kernels.sampling._poisson_tables`) are shared, read-only.
+    """
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_poisson_block(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
+                             cell_alias, n_units, type_cell, cell_t, cell_p, k, wmat, wkind,
+                             block_seeds[b], lo, hi, out)
+    return out
+
+
+@jit()
+def _bootstrap_kappa_cells_poisson_serial(tab_of, tables_lo, tables_ptr, prob, alias,
+                                          cell_prob, cell_alias, n_units, type_cell, cell_t,
+                                          cell_p, k, wmat, wkind, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_cells_poisson` on one thread (same blocks, same result)."""
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in range(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _cells_poisson_block(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
+                             cell_alias, n_units, type_cell, cell_t, cell_p, k, wmat, wkind,
+                             block_seeds[b], lo, hi, out)
     return out
 
 
@@ -792,188 +672,4 @@ def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, 
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
         _rows_tables_block(row_cells, row_w, chunk, k, wmat, block_seeds[b], lo, hi, out)
-    return out
-
-
-# --------------------------------------------------------------------------- many cells, large N
-#
-# A multinomial over T cells needs T conditional binomials, one after another.
-# When the cells are many, a cheaper exact draw exists: independent
-# X_t ~ Poisson(lam_t) with lam_t proportional to the cell counts are, given
-# their sum S, Multinomial(S, c / N).  With sum(lam) = N - 1.5 sqrt(N), S <= N
-# in 93% of draws (else the draw is repeated, which keeps the conditional law),
-# and N - S more rows drawn one by one from c / N complete a Multinomial(N,
-# c / N) exactly.  Each lam_t is the same in every replicate, so each Poisson
-# is an inversion of a precomputed CDF through a guide table: one uniform and
-# about two comparisons per cell.
-
-#: CDF tables span lam +- (_POISSON_SPAN * sqrt(lam) + _POISSON_SPAN): the mass
-#: left out is far below the resolution of a double-precision uniform
-_POISSON_SPAN = 10.0
-#: Poisson means sum to N - _POISSON_MARGIN * sqrt(N): a draw is repeated with
-#: probability about P(Z > margin), and about margin * sqrt(N) rows top it up
-_POISSON_MARGIN = 1.5
-
-
-@jit()
-def _poisson_tables(lam):
-    """CDF tables of Poisson(lam_t) on a window around each mean, with guide tables.
-
-    Returns ``(lo, ptr, cdf, guide)``: values ``lo[t] + i`` for entries
-    ``ptr[t] <= i < ptr[t + 1]``, their CDF (last entry 1), and for each
-    entry ``g`` of a cell the first entry whose CDF reaches ``g / width``.
-    """
-    n_cells = lam.shape[0]
-    lo = np.empty(n_cells, dtype=np.int64)
-    ptr = np.empty(n_cells + 1, dtype=np.int64)
-    ptr[0] = 0
-    for t in range(n_cells):
-        s = math.sqrt(lam[t])
-        a = max(0.0, math.floor(lam[t] - _POISSON_SPAN * s - _POISSON_SPAN))
-        b = math.ceil(lam[t] + _POISSON_SPAN * s + _POISSON_SPAN)
-        lo[t] = np.int64(a)
-        ptr[t + 1] = ptr[t] + np.int64(b - a) + 1
-    cdf = np.empty(ptr[n_cells], dtype=np.float64)
-    guide = np.empty(ptr[n_cells], dtype=np.int64)
-    for t in range(n_cells):
-        l0 = ptr[t]
-        l1 = ptr[t + 1]
-        lg = math.log(lam[t])
-        acc = 0.0
-        for i in range(l0, l1):
-            kf = np.float64(lo[t] + (i - l0))
-            acc += math.exp(kf * lg - lam[t] - math.lgamma(kf + 1.0))
-            cdf[i] = acc
-        cdf[l1 - 1] = 1.0
-        width = l1 - l0
-        i = l0
-        for g in range(width):
-            thr = g / width
-            while cdf[i] < thr:
-                i += 1
-            guide[l0 + g] = i
-    return lo, ptr, cdf, guide
-
-
-@jit()
-def _categorical_guide(cum):
-    """Guide over cumulative counts ``cum`` (T,): entry g = first t with cum[t] > g N / T."""
-    n_cells = cum.shape[0]
-    total = np.float64(cum[n_cells - 1])
-    guide = np.empty(n_cells, dtype=np.int64)
-    t = 0
-    for g in range(n_cells):
-        thr = g * total / n_cells
-        while cum[t] <= thr:
-            t += 1
-        guide[g] = t
-    return guide
-
-
-@jit()
-def _draw_multinomial_poisson(tab_of, lo, ptr, cdf, guide, cum, cum_guide, n, out, state):
-    """One Multinomial(n, counts / n) draw into ``out`` (see the section comment).
-
-    Cell ``t`` uses Poisson table ``tab_of[t]`` (cells with equal counts share
-    one, which keeps the tables in cache); ``cum`` are the cumulative cell
-    counts (summing to n) and the Poisson means sum to less than n.
-    """
-    n_cells = out.shape[0]
-    while True:
-        s = np.int64(0)
-        for t in range(n_cells):
-            u = _uniform(state)
-            j = tab_of[t]
-            l0 = ptr[j]
-            i = guide[l0 + np.int64(u * (ptr[j + 1] - l0))]
-            while cdf[i] < u:
-                i += 1
-            x = lo[j] + (i - l0)
-            out[t] = x
-            s += x
-        if s <= n:
-            break
-    fn = np.float64(n)
-    for _ in range(n - s):
-        u = _uniform(state)
-        r = min(np.int64(u * fn), n - 1)
-        t = cum_guide[min(np.int64(u * n_cells), n_cells - 1)]
-        while cum[t] <= r:
-            t += 1
-        out[t] += 1
-
-
-@jit()
-def _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
-                         type_cell, cell_t, cell_p, k, wmat, wkind, seed, lo, hi, out):
-    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_cells_poisson`, from one seed."""
-    state = np.empty(4, dtype=np.uint64)
-    _rng_init(seed, state)
-    drawn = np.empty(cum.shape[0], dtype=np.int64)
-    r = np.empty(k, dtype=np.float64)
-    c = np.empty(k, dtype=np.float64)
-    for rep in range(lo, hi):
-        _draw_multinomial_poisson(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide,
-                                  n_units, drawn, state)
-        _kappas_of_cells(drawn, type_cell, cell_t, cell_p, k, wmat, wkind, r, c, out[rep])
-
-
-@jit(parallel=True)
-def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide,
-                                   n_units, type_cell, cell_t, cell_p, k, wmat, wkind,
-                                   n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_cells` with the Poisson-and-top-up multinomial: (n_rep, M).
-
-    About 1.07 uniforms per cell plus ``1.5 sqrt(N)`` top-up draws per replicate;
-    the tables (:func:`_poisson_tables`) are shared, read-only.
-    """
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in prange(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
-                             type_cell, cell_t, cell_p, k, wmat, wkind, block_seeds[b], lo,
-                             hi, out)
-    return out
-
-
-@jit()
-def _bootstrap_kappa_cells_poisson_serial(tab_of, tables_lo, tables_ptr, cdf, guide, cum,
-                                          cum_guide, n_units, type_cell, cell_t, cell_p, k,
-                                          wmat, wkind, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_cells_poisson` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _cells_poisson_block(tab_of, tables_lo, tables_ptr, cdf, guide, cum, cum_guide, n_units,
-                             type_cell, cell_t, cell_p, k, wmat, wkind, block_seeds[b], lo,
-                             hi, out)
-    return out
-
-
-@jit()
-def _poisson_multinomial_draws(counts, n_rep, seed):
-    """``n_rep`` draws of the Poisson-and-top-up multinomial (for tests): (n_rep, T)."""
-    n = np.int64(0)
-    for t in range(counts.shape[0]):
-        n += counts[t]
-    scale = (n - _POISSON_MARGIN * math.sqrt(n)) / n
-    lam = np.empty(counts.shape[0], dtype=np.float64)
-    for t in range(counts.shape[0]):
-        lam[t] = counts[t] * scale
-    lo, ptr, cdf, guide = _poisson_tables(lam)
-    tab_of = np.arange(counts.shape[0])
-    cum = np.cumsum(counts)
-    cum_guide = _categorical_guide(cum)
-    state = np.empty(4, dtype=np.uint64)
-    _rng_init(seed, state)
-    out = np.empty((n_rep, counts.shape[0]), dtype=np.int64)
-    for rep in range(n_rep):
-        _draw_multinomial_poisson(tab_of, lo, ptr, cdf, guide, cum, cum_guide, n, out[rep],
-                                  state)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 
-from ..bootstrap import METHODS as _API_METHODS
+from .._core.intervals import METHODS as _API_METHODS
 
 FORMATS = ("text", "json", "csv")
 WEIGHTS = ("none", "linear", "quadratic")

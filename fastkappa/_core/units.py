@@ -1,0 +1,550 @@
+"""Resampling units: rows, clusters and their types, and the draws over them.
+
+How the bootstrap avoids the rows
+---------------------------------
+Resampling N iid rows with replacement gives a confusion matrix distributed
+Multinomial(N, O / N) over the K*K cells, exactly.  So after one counting pass
+a replicate costs one draw per occupied cell, whatever N is, and memory stays
+O(cells + n_resamples).  With ``clusters`` (e.g. both eyes of a patient) whole
+clusters are resampled; clusters whose own K x K tables are equal are
+interchangeable, so they are collapsed into *types* and a replicate costs
+one binomial per type.  Non-uniform ``sample_weight``: rows are resampled
+uniformly and carry their weights; rows with the same cell and weight form
+a type (few distinct weights stay fast; when almost every row has its own
+weight, rows are drawn by index, O(N) per replicate).
+
+BCa needs the jackknife: leaving out one row changes only its cell, so the N
+leave-one-out values take at most K*K distinct values (one per type with
+clusters or weights), weighted by how many units share them.
+
+* :class:`Units` and :func:`units_from_counts`, :func:`units_from_rows`,
+  :func:`units_from_clusters`: resampling units over joint cells that map
+  to the tables of ``M`` models (``cell_t``, ``cell_p[:, m]``);
+* :func:`bootstrap_kappas` (n_resamples, M), :func:`bootstrap_kappas_rows`
+  and :func:`jackknife_kappas` (T, M) on such units; :func:`full_kappas`
+  for the estimates;
+* :func:`resolve_seed`, :func:`seed_record`, :func:`block_seeds`: the one
+  way seeds are normalised, recorded and spawned;
+* :func:`encode_clusters`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _weights
+from .._validation import id_codes, missing_id_rows
+from ..exceptions import DegenerateIntervalWarning
+
+#: blocks of replicates (each seeded once); fixed, never the thread count
+MAX_BLOCKS = 64
+#: draw units by index instead of a multinomial over types when types > units / 4
+TYPES_PER_UNIT_MAX = 0.25
+#: below this many binomial draws in all, run the bootstrap on one thread (the
+#: blocks and so the result are the same; a parallel launch costs more)
+SERIAL_MAX_DRAWS = 200_000
+#: above this many K*K cells, joint cells are numbered by occupancy, not densely
+DENSE_CELLS_MAX = 1 << 16
+#: from this many classes, iid rows are resampled over the occupied cells only with
+#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
+#: dense path is as fast and keeps the replicates of earlier releases for a seed
+SPARSE_MIN_CLASSES = 16
+#: the sparse path draws cells as Poisson variates topped up to N (one uniform and
+#: one alias-table read per cell, plus 1.5 sqrt(N) top-up draws) when the cells
+#: outnumber sqrt(N) / 4 (a binomial costs ~5 uniforms) and their alias tables stay
+#: below this many entries; else one fast binomial per cell
+POISSON_TABLE_MAX = 1 << 20
+#: a paired comparison of iid rows draws rows straight into per-model tables when
+#: its joint types exceed this share of the rows (a multinomial over joint types
+#: then costs about a binomial per row and a joint table as long as the data)
+ROWS_MIN_TYPES_PER_ROW = 1 / 16
+#: rows per chunk of that path: the draws falling in a chunk touch only its rows
+ROW_CHUNK = 4096
+
+
+def _kernels():
+    from .._kernels import resampling
+
+    return resampling
+
+
+def _sampling():
+    from .._kernels import sampling
+
+    return sampling
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+def resolve_seed(seed) -> np.random.SeedSequence:
+    """The one seed normaliser: a fresh :class:`numpy.random.SeedSequence`.
+
+    ``None`` draws entropy from the OS (recorded by :func:`seed_record`); an
+    int, a sequence of ints or a SeedSequence always gives the same sequence
+    (a SeedSequence is copied, never advanced); a Generator is advanced by one
+    draw, as any use of a Generator is.  Anything else is a ``ValueError``.
+    """
+    if seed is None:
+        return np.random.SeedSequence()
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key,
+                                      pool_size=seed.pool_size)
+    if isinstance(seed, np.random.Generator):
+        return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    if _is_seed_int(seed):
+        return np.random.SeedSequence(int(seed))
+    if isinstance(seed, (list, tuple)) and seed and all(_is_seed_int(v) for v in seed):
+        return np.random.SeedSequence([int(v) for v in seed])
+    shown = repr(seed)
+    raise ValueError(
+        "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
+        "numpy.random.Generator (or a list of non-negative ints, as results record "
+        f"them); got {shown if len(shown) <= 80 else shown[:77] + '...'}.")
+
+
+def _is_seed_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+
+
+def seed_record(seq: np.random.SeedSequence):
+    """What a result records so that ``seed=`` reproduces it: the entropy (an int,
+    or a list of ints) of a root sequence, the sequence itself when spawned."""
+    if seq.spawn_key:
+        return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key,
+                                      pool_size=seq.pool_size)
+    return seq.entropy
+
+
+def block_seeds(seq: np.random.SeedSequence, n_resamples: int) -> np.ndarray:
+    """One uint32 seed per block of replicates (a fixed count, independent of threads)."""
+    n_blocks = max(1, min(MAX_BLOCKS, n_resamples))
+    children = np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key,
+                                      pool_size=seq.pool_size).spawn(n_blocks)
+    return np.array([c.generate_state(1, np.uint32)[0] for c in children], dtype=np.uint32)
+
+
+# --------------------------------------------------------------------------- units
+
+
+@dataclass(frozen=True, eq=False)
+class Units:
+    """Resampling units collapsed into types (see ``_kernels.resampling``).
+
+    Attributes
+    ----------
+    type_counts : int64 (T,)
+        Units of each type, in decreasing order.
+    type_ptr, type_cell, type_val : CSR arrays
+        Entries (joint cell, value) of each type's table.
+    n_units : int
+        Units drawn per replicate (rows or clusters).
+    cell_t, cell_p : int64 (J,), (J, M)
+        Joint cell -> (row, column) of each model's (K, K) table.
+    n_classes : int
+    n_rows : int
+        Scored rows behind the units.
+    kind : str
+        "cells" (iid counts), "rows" (weighted rows) or "clusters".
+    """
+
+    type_counts: np.ndarray
+    type_ptr: np.ndarray
+    type_cell: np.ndarray
+    type_val: np.ndarray
+    n_units: int
+    cell_t: np.ndarray
+    cell_p: np.ndarray
+    n_classes: int
+    n_rows: int
+    kind: str
+
+    @property
+    def n_types(self) -> int:
+        return len(self.type_counts)
+
+    @property
+    def by_index(self) -> bool:
+        """True when drawing units by index is cheaper than a draw per type."""
+        return self.n_types > TYPES_PER_UNIT_MAX * self.n_units
+
+    def unit_type(self) -> np.ndarray:
+        """The type of every unit (units listed type by type): O(n_units)."""
+        return np.repeat(np.arange(self.n_types, dtype=np.int64), self.type_counts)
+
+    def table(self, model: int = 0) -> np.ndarray:
+        """The full (K, K) table of one model (counts or weighted sums)."""
+        k = self.n_classes
+        joint = self.joint()
+        flat = np.bincount(self.cell_t * k + self.cell_p[:, model], weights=joint,
+                           minlength=k * k)
+        return flat.reshape(k, k)
+
+    def joint(self) -> np.ndarray:
+        """Totals per joint cell over all units."""
+        owner = np.repeat(np.arange(self.n_types), np.diff(self.type_ptr))
+        return np.bincount(self.type_cell, weights=self.type_val * self.type_counts[owner],
+                           minlength=len(self.cell_t))
+
+
+def _compress_cells(cells: np.ndarray, cell_t: np.ndarray, cell_p: np.ndarray):
+    """Keep only joint cells that occur; return remapped cells and maps."""
+    used = np.unique(cells)
+    if len(used) == len(cell_t):
+        return cells, cell_t, cell_p
+    remap = np.full(len(cell_t), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return remap[cells], cell_t[used], cell_p[used]
+
+
+def _finish_types(counts, ptr, cell, val, n_units, cell_t, cell_p, k, n_rows, kind) -> Units:
+    """Order types by decreasing count (stable) and compress the joint cells."""
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    lens = np.diff(ptr)[order]
+    new_ptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_ptr[1:])
+    src = np.repeat(ptr[:-1][order] - new_ptr[:-1], lens) + np.arange(new_ptr[-1])
+    cell = np.asarray(cell, dtype=np.int64)[src]
+    val = np.asarray(val, dtype=np.float64)[src] + 0.0
+    cell, cell_t, cell_p = _compress_cells(cell, np.asarray(cell_t, dtype=np.int64),
+                                           np.asarray(cell_p, dtype=np.int64))
+    return Units(type_counts=counts[order], type_ptr=new_ptr, type_cell=cell, type_val=val,
+                 n_units=int(n_units), cell_t=np.ascontiguousarray(cell_t),
+                 cell_p=np.ascontiguousarray(cell_p), n_classes=int(k), n_rows=int(n_rows),
+                 kind=kind)
+
+
+def _single_model_cells(k: int) -> tuple[np.ndarray, np.ndarray]:
+    j = np.arange(k * k, dtype=np.int64)
+    return j // k, (j % k)[:, None]
+
+
+def units_from_counts(counts: np.ndarray, cell_t: np.ndarray | None = None,
+                      cell_p: np.ndarray | None = None, n_classes: int | None = None) -> Units:
+    """iid rows without weights: one type per non-empty joint cell.
+
+    ``counts`` is a (K, K) table (one model) or, with ``cell_t``/``cell_p``,
+    flat joint cell counts.
+    """
+    c = np.asarray(counts)
+    flat = c.reshape(-1).astype(np.int64, copy=False)
+    nz = np.flatnonzero(flat)
+    if cell_t is None:
+        # one model: keep only the occupied cells (K may be large)
+        k = c.shape[0]
+        cell_t, cell_p = nz // k, (nz % k)[:, None]
+        cells = np.arange(len(nz), dtype=np.int64)
+    else:
+        k = int(n_classes)
+        cells = nz
+    ptr = np.arange(len(nz) + 1, dtype=np.int64)
+    n = int(flat.sum())
+    return _finish_types(flat[nz], ptr, cells, np.ones(len(nz)), n, cell_t, cell_p, k, n,
+                         "cells")
+
+
+def units_from_rows(cells: np.ndarray, values: np.ndarray | None, cell_t: np.ndarray,
+                    cell_p: np.ndarray, n_classes: int) -> Units:
+    """Rows carrying sample weights: one type per distinct (joint cell, weight).
+
+    ``cells`` are joint cell codes 0..J-1 per row (``t * K + p`` for one
+    model).  Without ``values`` the rows are plain counts (one type per cell).
+    """
+    cells = np.asarray(cells, dtype=np.int64)
+    if values is None:
+        flat = np.bincount(cells, minlength=len(cell_t))
+        return units_from_counts(flat, cell_t, cell_p, n_classes)
+    values = np.asarray(values, dtype=np.float64) + 0.0
+    order = np.lexsort((values, cells))
+    cs, vs = cells[order], values[order]
+    start = np.ones(len(cs), dtype=bool)
+    start[1:] = (cs[1:] != cs[:-1]) | (vs[1:] != vs[:-1])
+    first = np.flatnonzero(start)
+    counts = np.diff(np.append(first, len(cs)))
+    ptr = np.arange(len(first) + 1, dtype=np.int64)
+    return _finish_types(counts, ptr, cs[first], vs[first], len(cells), cell_t, cell_p,
+                         n_classes, len(cells), "rows")
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on a uint64 array (wraps modulo 2**64)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _unit_hashes(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray):
+    """Two independent 64-bit hashes of each unit's (cell, value-bits) entries.
+
+    Entry hashes are summed per unit (modulo 2**64); equal tables always get
+    equal hashes, and :func:`_assign_types` confirms equality entry by entry.
+    """
+    with np.errstate(over="ignore"):
+        c = cell.astype(np.uint64)
+        e1 = _mix64(_mix64(c + np.uint64(0x632BE59BD9B4E019)) ^ bits)
+        e2 = _mix64(c * np.uint64(0x8CB92BA72F3D8DD7)
+                    + _mix64(bits ^ np.uint64(0x2545F4914F6CDD1D)))
+        starts = unit_ptr[:-1]
+        n_e = np.diff(unit_ptr).astype(np.uint64)
+        h1 = _mix64(np.add.reduceat(e1, starts) ^ n_e)
+        h2 = _mix64(np.add.reduceat(e2, starts) + n_e * np.uint64(0x9E3779B97F4A7C15))
+    return h1, h2
+
+
+def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
+                        cluster_codes: np.ndarray, n_clusters: int, cell_t: np.ndarray,
+                        cell_p: np.ndarray, n_classes: int) -> Units:
+    """Clusters of rows: per-cluster sparse tables collapsed into types.
+
+    Rows are sorted by (cluster, joint cell) so each cluster keeps only the
+    cells it uses (never a dense (C, K, K) array); identical cluster tables
+    are found by hashing and confirmed entry by entry.
+    """
+    kern = _kernels()
+    cells = np.asarray(cells, dtype=np.int64)
+    n_cells = len(cell_t)
+    key = np.asarray(cluster_codes, dtype=np.int64) * n_cells + cells
+    if values is None:
+        ks = np.sort(key)
+        start = np.ones(len(ks), dtype=bool)
+        start[1:] = ks[1:] != ks[:-1]
+        first = np.flatnonzero(start)
+        ukey = ks[first]
+        uval = np.diff(np.append(first, len(ks))).astype(np.float64)
+    else:
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        start = np.ones(len(ks), dtype=bool)
+        start[1:] = ks[1:] != ks[:-1]
+        first = np.flatnonzero(start)
+        ukey = ks[first]
+        uval = np.add.reduceat(np.asarray(values, dtype=np.float64)[order], first) + 0.0
+    ucl = ukey // n_cells
+    ucell = ukey - ucl * n_cells
+    unit_ptr = np.zeros(n_clusters + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ucl, minlength=n_clusters), out=unit_ptr[1:])
+    bits = uval.view(np.uint64)
+    h1, h2 = _unit_hashes(unit_ptr, ucell, bits)
+    order = np.lexsort((h2, h1))
+    unit_type, reps = kern._assign_types(order, h1, h2, unit_ptr, ucell, bits)
+    counts = np.bincount(unit_type, minlength=len(reps))
+    lens = np.diff(unit_ptr)[reps]
+    ptr = np.zeros(len(reps) + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    src = np.repeat(unit_ptr[:-1][reps] - ptr[:-1], lens) + np.arange(ptr[-1])
+    return _finish_types(counts, ptr, ucell[src], uval[src], n_clusters, cell_t, cell_p,
+                         n_classes, len(cells), "clusters")
+
+
+#: fewer clusters than this: the cluster-robust variance is unreliable (a warning)
+MIN_RELIABLE_CLUSTERS = 30
+
+
+def encode_clusters(clusters, n_input: int, keep: np.ndarray | None, *,
+                    stacklevel: int = 3) -> tuple[np.ndarray, int]:
+    """Integer codes 0..C-1 of the cluster ids of the kept rows, and C.
+
+    ``clusters`` is any 1-D array-like of ids (numbers, strings...) aligned
+    with the input rows; ``keep`` is :meth:`EncodedPair.keep`.  Rows with a
+    missing id must have been dropped before (see
+    :func:`fastkappa._validation.omit_missing_ids`).
+    Fewer than 2 clusters is an error (the variance needs two); fewer than
+    :data:`MIN_RELIABLE_CLUSTERS` warn that it is unreliable.
+    """
+    codes = id_codes(clusters, n_input, "clusters")
+    missing_id_rows(codes, "raise", "clusters")
+    if keep is not None:
+        codes = codes[keep]
+    present = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
+    present[codes] = True
+    if not present.all():
+        remap = np.cumsum(present) - 1
+        codes = remap[codes]
+    n_clusters = int(present.sum())
+    check_cluster_count(n_clusters, stacklevel=stacklevel + 1)
+    return codes, n_clusters
+
+
+def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
+    """The cluster-count rule: < 2 clusters is an error, < 30 a warning."""
+    if n_clusters < 2:
+        raise ValueError(
+            f"`clusters` holds {n_clusters} cluster{'s' if n_clusters != 1 else ''} among "
+            "the scored rows; a cluster-robust variance needs at least 2 (and is reliable "
+            "from about 30). Pass clusters=None if the rows are independent.")
+    if n_clusters < MIN_RELIABLE_CLUSTERS:
+        warnings.warn(
+            f"only {n_clusters} clusters: the cluster-robust variance (and a bootstrap "
+            f"over clusters) is unreliable with fewer than {MIN_RELIABLE_CLUSTERS}; treat "
+            "the interval and p-value as rough.", DegenerateIntervalWarning,
+            stacklevel=stacklevel)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def weight_kind(wmat: np.ndarray) -> int:
+    """0 for a custom matrix, 1 unweighted, 2 linear, 3 quadratic: which closed form
+    of the expected disagreement ``r @ w @ c`` the kernels may use (O(K), not O(K^2)).
+    """
+    k = wmat.shape[0]
+    for kind, name in ((1, None), (2, "linear"), (3, "quadratic")):
+        if np.array_equal(wmat, _weights.weight_matrix(k, name)):
+            return kind
+    return 0
+
+
+def sparse_cells(units: Units) -> bool:
+    """True when ``units`` are iid rows (one cell per type) with many classes: the
+    replicates then come from :func:`_kernels.resampling._bootstrap_kappa_cells`."""
+    return units.kind == "cells" and units.n_classes >= SPARSE_MIN_CLASSES
+
+
+def _poisson_tables(units: Units):
+    """:func:`poisson_tables` of iid cells."""
+    return poisson_tables(units.type_counts, units.n_units)
+
+
+def poisson_tables(counts: np.ndarray, n: int):
+    """The Poisson-and-top-up alias tables of a multinomial over ``counts`` (summing
+    to ``n``), or None when binomials are cheaper (fewer cells than sqrt(N) / 4) or
+    the tables would not stay in cache.
+
+    Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
+    is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
+    Returns ``(tab_of, lo, ptr, prob, alias, cell_prob, cell_alias)``.
+    """
+    sampling = _sampling()
+    root = math.sqrt(n)
+    margin = sampling._POISSON_MARGIN * root
+    if 4 * len(counts) <= root or n - margin <= 0:
+        return None
+    # cells with equal counts share a table (a few hundred distinct counts at most
+    # where a table is worth it), so the tables stay small and in cache
+    uniq, tab_of = np.unique(counts, return_inverse=True)
+    lam = uniq * ((n - margin) / n)
+    span = sampling._POISSON_SPAN
+    width = np.ceil(2.0 * (span * np.sqrt(lam) + span)) + 2.0
+    if width.sum() > POISSON_TABLE_MAX:
+        return None
+    lo, ptr, prob, alias = sampling._poisson_tables(lam)
+    cell_prob = np.empty(len(counts))
+    cell_alias = np.empty(len(counts), dtype=np.int64)
+    sampling._alias_table(counts.astype(np.float64), cell_prob, cell_alias)
+    return tab_of.astype(np.int64), lo, ptr, prob, alias, cell_prob, cell_alias
+
+
+def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kappa of each model on the full data, computed the way replicates are: (M,).
+
+    Also returns the joint cell totals.
+    """
+    kern = _kernels()
+    if sparse_cells(units):
+        est = kern._full_kappas_of_cells(units.type_counts, units.type_cell, units.cell_t,
+                                         units.cell_p, units.n_classes, wmat,
+                                         weight_kind(wmat))
+        return est, units.joint()
+    return kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
+                                 units.type_val, len(units.cell_t), units.cell_t,
+                                 units.cell_p, units.n_classes, wmat)
+
+
+def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
+                     seed: np.random.SeedSequence, *, by_index: bool | None = None
+                     ) -> np.ndarray:
+    """``n_resamples`` bootstrap replicates of each model's kappa: (n_resamples, M).
+
+    A multinomial over unit types, or unit indices when almost every unit is
+    its own type (``by_index`` forces one or the other).  iid rows with
+    :data:`SPARSE_MIN_CLASSES` or more classes draw the occupied cells only
+    and score each replicate in O(cells + K) (:func:`sparse_cells`).  nan
+    marks an undefined replicate.
+    """
+    kern = _kernels()
+    seeds = block_seeds(seed, n_resamples)
+    if by_index is None:
+        by_index = units.by_index
+    if by_index:
+        return kern._bootstrap_kappa_units(units.unit_type(), units.type_ptr,
+                                           units.type_cell, units.type_val, units.cell_t,
+                                           units.cell_p, units.n_classes, wmat,
+                                           n_resamples, seeds)
+    serial = n_resamples * (units.n_types + len(units.cell_t)) <= SERIAL_MAX_DRAWS
+    if sparse_cells(units):
+        tables = _poisson_tables(units)
+        if tables is not None:
+            kernel = (kern._bootstrap_kappa_cells_poisson_serial if serial
+                      else kern._bootstrap_kappa_cells_poisson)
+            return kernel(*tables, np.int64(units.n_units), units.type_cell, units.cell_t,
+                          units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                          n_resamples, seeds)
+        kernel = (kern._bootstrap_kappa_cells_serial if serial
+                  else kern._bootstrap_kappa_cells)
+        return kernel(units.type_counts, units.type_cell, np.int64(units.n_units),
+                      units.cell_t, units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                      n_resamples, seeds)
+    kernel = kern._bootstrap_kappa_types_serial if serial else kern._bootstrap_kappa_types
+    return kernel(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
+                  np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes, wmat,
+                  n_resamples, seeds)
+
+
+def use_row_tables(n_types: int, n_rows: int, n_classes: int, n_models: int) -> bool:
+    """Whether a paired bootstrap of iid rows should draw rows into per-model tables
+    (:func:`bootstrap_kappas_rows`) rather than a multinomial over joint types:
+    when the types are many and the M (K, K) tables are small next to the rows."""
+    return (n_types > ROWS_MIN_TYPES_PER_ROW * n_rows
+            and 4 * n_models * n_classes * n_classes <= n_rows)
+
+
+def row_cells(t_idx: np.ndarray, p_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """(N, M) C-ordered ``t * K + p`` per row and model, in the smallest unsigned dtype."""
+    kk = n_classes * n_classes
+    dtype = np.uint8 if kk <= 1 << 8 else np.uint16 if kk <= 1 << 16 else np.int64
+    out = np.empty((len(t_idx), p_idx.shape[0]), dtype=dtype)
+    base = t_idx.astype(np.int64) * n_classes
+    for m in range(p_idx.shape[0]):
+        out[:, m] = base + p_idx[m]
+    return out
+
+
+def bootstrap_kappas_rows(cells: np.ndarray, row_w: np.ndarray | None, n_classes: int,
+                          wmat: np.ndarray, n_resamples: int,
+                          seed: np.random.SeedSequence) -> np.ndarray:
+    """Paired bootstrap replicates of M models' kappas by drawing rows: (n_resamples, M).
+
+    ``cells`` is :func:`row_cells`; ``row_w`` the rows' sample weights (None for
+    plain counts).  Each replicate draws N rows with replacement (a multinomial
+    over chunks of :data:`ROW_CHUNK` rows, uniform within a chunk) and adds
+    every drawn row to the M (K, K) tables: O(N M) per replicate, no joint
+    table.  Blocks of replicates are seeded by :func:`block_seeds`, so the
+    result does not depend on the number of threads.
+    """
+    kern = _kernels()
+    seeds = block_seeds(seed, n_resamples)
+    w = np.empty(0) if row_w is None else np.ascontiguousarray(row_w, dtype=np.float64)
+    serial = n_resamples * len(cells) <= SERIAL_MAX_DRAWS
+    kernel = (kern._bootstrap_kappa_row_tables_serial if serial
+              else kern._bootstrap_kappa_row_tables)
+    return kernel(np.ascontiguousarray(cells), w, np.int64(ROW_CHUNK), n_classes, wmat,
+                  n_resamples, seeds)
+
+
+def jackknife_kappas(units: Units, wmat: np.ndarray, joint: np.ndarray | None = None
+                     ) -> np.ndarray:
+    """Leave-one-unit-out kappa of each model, one row per type: (T, M).
+
+    Weight each row by ``units.type_counts`` (the units sharing it).
+    """
+    kern = _kernels()
+    if joint is None:
+        joint = full_kappas(units, wmat)[1]
+    return kern._jackknife_kappa_types(joint, units.type_ptr, units.type_cell,
+                                       units.type_val, units.cell_t, units.cell_p,
+                                       units.n_classes, wmat)
