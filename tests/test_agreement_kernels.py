@@ -54,8 +54,9 @@ def test_parallel_counting_equals_serial(rng):
 
 
 #: no Poisson tables: the multinomial draws one binomial per type
+#: (tab_of, lo, ptr, prob, alias, cell_prob, cell_alias) of no Poisson table
 NO_TABLES = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64), np.empty(0),
-             np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+             np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
 
 
 def test_parallel_bootstrap_equals_serial():
@@ -99,7 +100,7 @@ def test_parallel_bootstrap_equals_serial():
 
 def test_poisson_table_draws_are_multinomial():
     """Many types: one Poisson table look-up per type, topped up to exactly n units."""
-    from fastkappa.bootstrap import poisson_tables
+    from fastkappa._core.units import poisson_tables
 
     counts = np.repeat(np.array([80, 40, 20, 10], dtype=np.int64), 60)  # 240 types
     n = int(counts.sum())
