@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from ._columns import CodesColumn
+from ._core.columns import CodesColumn
+from ._core.config import MAX_CLASSES
 from ._io import DataError
-from ._validation import MAX_CLASSES
 
 #: stride of a class id inside a key (ids of true and predicted classes)
 _CLASS_STRIDE = MAX_CLASSES
@@ -192,7 +192,7 @@ class UnitTables:
         interval for the same seed."""
         import dataclasses
 
-        from . import _weights as weight_module
+        from ._core import weights as weight_module
         from .bootstrap import (
             DENSE_CELLS_MAX,
             _ci_from_units,
@@ -232,7 +232,7 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     kernel's kappa of every table, and intervals seeded as
     :func:`fastkappa.kappa_by_group` seeds them (one stream per group,
     spawned from ``seed``)."""
-    from . import _weights as weight_module
+    from ._core import weights as weight_module
     from .bootstrap import kappa_ci_from_confusion
     from .exceptions import UndefinedKappaWarning
     from .groups import KappaByGroup, _group_kappas

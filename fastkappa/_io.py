@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._columns import CodesColumn
+from ._core.columns import CodesColumn
 from ._install import install_hint
 
 GZIP_MAGIC = b"\x1f\x8b"

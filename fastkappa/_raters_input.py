@@ -15,16 +15,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._validation import (
-    MAX_CLASSES,
-    _check_labels,
-    _column_kind,
-    _float_codes,
-    _observed_values,
-    _side_for,
-    n_chunks_for,
+from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.config import MAX_CLASSES
+from ._core.dispatch import n_chunks_for
+from ._core.encode import (
+    check_labels as _check_labels,
 )
+from ._core.encode import (
+    column_kind as _column_kind,
+)
+from ._core.encode import (
+    observed_values as _observed_values,
+)
+from ._core.encode import (
+    side_for as _side_for,
+)
+from ._core.encoding import float_codes as _float_codes
 
 
 @dataclass(frozen=True, eq=False)

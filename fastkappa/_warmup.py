@@ -105,7 +105,7 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
-    from ._validation import PARALLEL_MIN_ROWS
+    from ._core.config import PARALLEL_MIN_ROWS
     from .bootstrap import SERIAL_MAX_DRAWS
 
     rng = np.random.default_rng(0)

@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._agreement_result import Agreement
-from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.encode import check_labels as _check_labels
 from ._raters_input import RatingsTable, _factorize, _finish, _slots, check_order
-from ._validation import _check_labels
 
 __all__ = ["AgreementAccumulator"]
 
@@ -187,7 +187,7 @@ class AgreementAccumulator:
         if self._declared is not None:
             return _slots(col, self._declared, self._kind, self._missing, "label")
         if isinstance(col, FloatColumn):
-            from ._validation import _float_codes
+            from ._core.encoding import float_codes as _float_codes
 
             col = _float_codes(col, "label")
         if isinstance(col, IntColumn):

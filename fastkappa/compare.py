@@ -10,10 +10,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _asymptotic, _weights
-from ._columns import materialize
-from ._shapes import flatten_labels
-from ._validation import check_nan_policy, encode_pair, expand_frequency, omit_missing_ids
+from . import _asymptotic
+from ._core import weights as _weights
+from ._core.columns import materialize
+from ._core.encode import encode_pair
+from ._core.options import check_nan_policy
+from ._core.rows import expand_frequency, omit_missing_ids
+from ._core.shapes import flatten_labels
 from .bootstrap import (
     _NORMAL,
     _clip,

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ._core.dispatch import use_serial_kernels
 from ._filecount import UnitTables as _UnitTables
 from ._filecount import score_groups as _score_groups
 from ._io import (
@@ -46,7 +47,6 @@ from ._io import (
     subset,
     wait_all,
 )
-from ._validation import use_serial_kernels
 from .agreement_files import agreement_file
 
 __all__ = ["DataError", "agreement_file", "score_file"]
@@ -402,7 +402,7 @@ def _compact(a: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- score
 
 def _length(col) -> int:
-    from ._columns import CodesColumn
+    from ._core.columns import CodesColumn
 
     return len(col.codes) if isinstance(col, CodesColumn) else len(col)
 

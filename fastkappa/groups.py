@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
-from ._columns import (
+from ._core import weights as _weights
+from ._core.columns import (
     CodesColumn,
     FloatColumn,
     IntColumn,
@@ -17,22 +17,14 @@ from ._columns import (
     as_column,
     materialize,
 )
-from ._shapes import flatten_labels
-from ._validation import (
-    LUT_RANGE_MAX,
-    _int_lut,
-    _is_plain_range,
-    check_nan_policy,
-    chunked,
-    encode_pair,
-    expand_frequency,
-    id_codes,
-    minmax,
-    n_chunks_for,
-    omit_missing_ids,
-    sum_partials,
-    take_rows,
-)
+from ._core.config import LUT_RANGE_MAX
+from ._core.dispatch import chunked, minmax, n_chunks_for, sum_partials
+from ._core.encode import encode_pair
+from ._core.encoding import int_lut as _int_lut
+from ._core.encoding import is_plain_range as _is_plain_range
+from ._core.options import check_nan_policy
+from ._core.rows import expand_frequency, id_codes, omit_missing_ids, take_rows
+from ._core.shapes import flatten_labels
 from .bootstrap import (
     MIN_RELIABLE_CLUSTERS,
     _kappa_ci_iv,

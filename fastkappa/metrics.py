@@ -7,10 +7,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
-from ._columns import IntColumn
-from ._shapes import flatten_labels
-from ._validation import EncodedPair, chunked, encode_pair, frequency_rows
+from ._core import weights as _weights
+from ._core.columns import IntColumn
+from ._core.dispatch import chunked
+from ._core.encode import encode_pair
+from ._core.encoding import EncodedPair
+from ._core.rows import frequency_rows
+from ._core.shapes import flatten_labels
 
 __all__ = [
     "cohen_kappa",
@@ -113,7 +116,7 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     Only for raw integer input with consecutive integer classes and nothing
     to drop; returns None when it does not apply (the caller then counts).
     """
-    from ._validation import contiguous_int_classes
+    from ._core.encode import contiguous_int_classes
 
     if (enc.sample_weight is not None or enc.frequency_weight is not None
             or enc.compressible or enc._counts is not None):

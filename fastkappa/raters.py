@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _weights
+from ._core import weights as _weights
 from ._raters_input import RatingsTable, distinct_rows
 
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",

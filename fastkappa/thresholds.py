@@ -41,10 +41,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
-from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._shapes import flatten_labels
-from ._validation import check_sample_weight, encode_pair, expand_frequency
+from ._core import weights as _weights
+from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.encode import encode_pair
+from ._core.options import check_sample_weight
+from ._core.rows import expand_frequency
+from ._core.shapes import flatten_labels
 from .bootstrap import resolve_seed
 from .exceptions import UndefinedKappaWarning
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import fastkappa as fk
-from fastkappa import _validation
 from fastkappa import bootstrap as bs
+from fastkappa._core import config
 from fastkappa.exceptions import UndefinedKappaWarning
 
 K = 4
@@ -27,7 +27,7 @@ K = 4
 def twin(request, monkeypatch):
     """Run the test once with the serial kernels, once with the parallel ones."""
     if request.param == "parallel":
-        monkeypatch.setattr(_validation, "PARALLEL_MIN_ROWS", 64)
+        monkeypatch.setattr(config, "PARALLEL_MIN_ROWS", 64)
         monkeypatch.setattr(bs, "SERIAL_MAX_DRAWS", 0)
     return request.param
 

@@ -1,0 +1,1 @@
+"""fastkappa's core: options, encodings, tables, kappa, resampling units and intervals."""

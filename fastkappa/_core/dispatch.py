@@ -1,0 +1,96 @@
+"""The one way wrappers run a counting kernel: serial or parallel, in fixed blocks.
+
+:func:`chunked` picks a kernel's serial twin below
+:data:`config.PARALLEL_MIN_ROWS` rows (or on a thread marked by
+:func:`use_serial_kernels`) and the parallel kernel otherwise, with a number of
+blocks that depends on the data's shape only, never on the thread count, so
+that float sums are the same on every machine.  Numba is imported at the
+first call, not before.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import config
+
+
+def n_chunks_for(n: int) -> int:
+    """Fixed number of blocks for ``n`` rows: depends on n only, never on threads."""
+    if n < config.PARALLEL_MIN_ROWS:
+        return 1
+    return int(min(64, max(2, n // config.PARALLEL_MIN_ROWS)))
+
+
+
+def table_chunks(n: int, table_bytes: int, input_bytes: int) -> int:
+    """Blocks for counting ``n`` rows into per-block tables of ``table_bytes``.
+
+    :func:`n_chunks_for`, capped so that the partial tables together stay
+    below half the input's size plus :data:`PARTIALS_SLACK` (at least one
+    block): with many classes the count runs in fewer blocks (one, serially,
+    at the largest K) instead of allocating chunks x K^2.  Depends on the
+    data's shape only, never on the thread count.
+    """
+    budget = input_bytes // 2 + config.PARTIALS_SLACK
+    return int(max(1, min(n_chunks_for(n), budget // max(table_bytes, 1))))
+
+
+def sum_partials(parts: np.ndarray, *shape: int) -> np.ndarray:
+    """Sum of per-chunk partial tables ``parts`` (chunks, size) in chunk order (so
+    float sums never depend on the thread count), reshaped to ``shape``; no copy
+    for one chunk."""
+    if len(parts) == 1:
+        return parts[0].reshape(shape)
+    return parts.sum(axis=0).reshape(shape)
+
+
+
+def counting_kernels():
+    from .._kernels import counting
+
+    return counting
+
+
+_thread = threading.local()
+#: kernels with integer results only: one block or many give the same answer
+_EXACT_KERNELS = frozenset({"_accumulate_confusion", "_accumulate_confusion_counted",
+                            "_accumulate_group_confusion",
+                            "_accumulate_quadratic_sums", "_minmax"})
+
+
+def use_serial_kernels() -> None:
+    """Make later :func:`chunked` calls on this thread run the serial twin.
+
+    For worker threads that each count their own share of the rows: a
+    parallel kernel started from several threads at once would only fight
+    over the cores, and its idle workers would spin against the others.
+    Only integer kernels follow it; the float-summing ones keep their fixed
+    blocks so that their rounding never depends on the caller.
+    """
+    _thread.serial = True
+
+
+def chunked(name: str, n: int, *args, n_chunks: int | None = None):
+    """Run counting kernel ``name`` over ``n`` rows: its serial twin below the
+    parallel threshold (or on a thread marked by :func:`use_serial_kernels`),
+    else the parallel kernel with ``n_chunks_for(n)`` blocks (or ``n_chunks``,
+    when the caller caps it).
+
+    Both return per-chunk partials with a leading chunk axis.
+    """
+    kern = counting_kernels()
+    if n_chunks is None:
+        n_chunks = n_chunks_for(n)
+    if n_chunks == 1 or (name in _EXACT_KERNELS and getattr(_thread, "serial", False)):
+        return getattr(kern, name + "_serial")(*args)
+    return getattr(kern, name)(*args, n_chunks)
+
+
+def minmax(a: np.ndarray) -> tuple[int, int]:
+    """(min, max) of a non-empty integer array, in one vectorised pass."""
+    parts = chunked("_minmax", len(a), a)
+    return int(parts[:, 0].min()), int(parts[:, 1].max())
+
