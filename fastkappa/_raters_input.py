@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._core.config import MAX_CLASSES
+from ._core.config import DENSE_PER_ROW, MAX_CLASSES, PARALLEL_MIN_RATINGS
 from ._core.dispatch import n_chunks_for
 from ._core.encode import (
     check_labels as _check_labels,
@@ -94,9 +94,6 @@ class RatingsTable:
         return self.classes.dtype.kind in "iuf"
 
 
-#: long format: items x raters cells per rating row beyond which the panel is
-#: counted without a dense table of rater codes (no Conger's kappa then)
-DENSE_PER_ROW = 8
 
 
 def _kernels():
@@ -105,10 +102,6 @@ def _kernels():
     return raters
 
 
-#: ratings below which the encoding kernels run on one thread: a pass costs
-#: about 2 ns per rating, less than waking the other threads (measured on 2
-#: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass 2 ms)
-PARALLEL_MIN_RATINGS = 1 << 23
 
 
 def _chunks(n_ratings: int) -> int:

@@ -45,6 +45,16 @@ from numpy.typing import ArrayLike
 from . import _asymptotic
 from ._core import weights as _weights
 from ._core.columns import materialize
+from ._core.config import (
+    DENSE_CELLS_MAX,
+    MAX_BLOCKS,
+    POISSON_TABLE_MAX,
+    ROW_CHUNK,
+    ROWS_MIN_TYPES_PER_ROW,
+    SERIAL_MAX_DRAWS,
+    SPARSE_MIN_CLASSES,
+    TYPES_PER_UNIT_MAX,
+)
 from ._core.encode import encode_pair
 from ._core.options import check_nan_policy
 from ._core.rows import frequency_rows, id_codes, missing_id_rows, omit_missing_ids
@@ -55,30 +65,6 @@ from .results import KappaCI
 __all__ = ["kappa_ci", "kappa_ci_from_confusion"]
 
 METHODS = ("percentile", "basic", "bca", "asymptotic")
-#: blocks of replicates (each seeded once); fixed, never the thread count
-MAX_BLOCKS = 64
-#: draw units by index instead of a multinomial over types when types > units / 4
-TYPES_PER_UNIT_MAX = 0.25
-#: below this many binomial draws in all, run the bootstrap on one thread (the
-#: blocks and so the result are the same; a parallel launch costs more)
-SERIAL_MAX_DRAWS = 200_000
-#: above this many K*K cells, joint cells are numbered by occupancy, not densely
-DENSE_CELLS_MAX = 1 << 16
-#: from this many classes, iid rows are resampled over the occupied cells only with
-#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
-#: dense path is as fast and keeps the replicates of earlier releases for a seed
-SPARSE_MIN_CLASSES = 16
-#: the sparse path draws cells as Poisson variates topped up to N (one uniform per
-#: cell, ~7 ns, plus 1.5 sqrt(N) top-up draws) when the cells outnumber sqrt(N) / 4
-#: (a binomial costs ~5 uniforms) and their CDF tables stay below this many entries;
-#: else one fast binomial per cell
-POISSON_TABLE_MAX = 1 << 20
-#: a paired comparison of iid rows draws rows straight into per-model tables when
-#: its joint types exceed this share of the rows (a multinomial over joint types
-#: then costs about a binomial per row and a joint table as long as the data)
-ROWS_MIN_TYPES_PER_ROW = 1 / 16
-#: rows per chunk of that path: the draws falling in a chunk touch only its rows
-ROW_CHUNK = 4096
 
 _NORMAL = statistics.NormalDist()
 

@@ -17,7 +17,13 @@ from ._core.columns import (
     as_column,
     materialize,
 )
-from ._core.config import LUT_RANGE_MAX
+from ._core.config import (
+    DIRECT_GROUPS_MAX,
+    GROUP_PARTIALS_MAX,
+    GROUP_TABLES_MAX_BYTES,
+    GUESS_SAMPLE,
+    LUT_RANGE_MAX,
+)
 from ._core.dispatch import chunked, minmax, n_chunks_for, sum_partials
 from ._core.encode import encode_pair
 from ._core.encoding import int_lut as _int_lut
@@ -38,16 +44,8 @@ from .results import GroupKappa, KappaByGroup
 
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 
-#: integer group ids spanning fewer values than this get one slot per value
-DIRECT_GROUPS_MAX = 1 << 16
-#: the most per-chunk partial counts the group kernel allocates (all chunks together)
-GROUP_PARTIALS_MAX = 1 << 19
-#: the most bytes the per-group tables may take (checked before allocating)
-GROUP_TABLES_MAX_BYTES = 1 << 31
 
 
-#: rows sampled (evenly spaced, the last included) to guess integer group ids' range
-GUESS_SAMPLE = 4096
 
 
 def _encode_groups(groups, n: int, guess: bool = False):

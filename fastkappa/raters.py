@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import weights as _weights
+from ._core.config import RATERS_TYPES_PER_UNIT_MAX as TYPES_PER_UNIT_MAX
 from ._raters_input import RatingsTable, distinct_rows
 
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
@@ -409,10 +410,6 @@ class Units:
     n_clusters: int | None
 
 
-#: draw units by index instead of a multinomial over types above this many types
-#: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
-#: plus its count; at 0.25 types per unit the multinomial was still faster)
-TYPES_PER_UNIT_MAX = 0.4
 
 
 def _sparse_tail(features: np.ndarray, start: int):
@@ -439,8 +436,9 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     Conger's rater columns (one-hot, mostly zero) are added as sparse
     entries.
     """
+    from ._core.config import SERIAL_MAX_DRAWS
     from ._kernels import raters as kern
-    from .bootstrap import SERIAL_MAX_DRAWS, block_seeds
+    from .bootstrap import block_seeds
 
     feats, counts = units.features, units.counts
     n_units = int(counts.sum())
