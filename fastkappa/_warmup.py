@@ -93,7 +93,8 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
     for disp in dispatchers.values():
         called |= set(disp.py_func.__code__.co_names)
     package = Path(__file__).resolve().parent
-    source = "\n".join(p.read_text(encoding="utf-8") for p in package.glob("*.py"))
+    files = [*package.glob("*.py"), *package.glob("_core/*.py")]
+    source = "\n".join(p.read_text(encoding="utf-8") for p in files)
     inner, unused = [], []
     for full in dispatchers:
         name = full.split(".", 1)[1]
@@ -105,8 +106,7 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
-    from ._core.config import PARALLEL_MIN_ROWS
-    from .bootstrap import SERIAL_MAX_DRAWS
+    from ._core.config import PARALLEL_MIN_ROWS, SERIAL_MAX_DRAWS
 
     rng = np.random.default_rng(0)
     n_large = max(n_large, PARALLEL_MIN_ROWS)

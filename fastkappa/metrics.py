@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from ._core import weights as _weights
 from ._core.columns import IntColumn
-from ._core.dispatch import chunked
+from ._core.dispatch import chunked, kernels
 from ._core.encode import encode_pair
 from ._core.encoding import EncodedPair
 from ._core.rows import frequency_rows
@@ -119,7 +119,7 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     from ._core.encode import contiguous_int_classes
 
     if (enc.sample_weight is not None or enc.frequency_weight is not None
-            or enc.compressible or enc._counts is not None):
+            or enc.compressible or enc.counted):
         # already counted (classes inferred at encode time): the table is at hand
         return None
     if not (isinstance(enc.t.source, IntColumn) and isinstance(enc.p.source, IntColumn)):
@@ -136,7 +136,7 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     t, p = enc.t.values, enc.p.values
     n = enc.n_input
     wide = t.dtype.itemsize > 2 or p.dtype.itemsize > 2
-    parts = chunked("_accumulate_quadratic_sums", n, t, p, wide)
+    parts = chunked(kernels().quadratic_sums, n, t, p, wide)
     if parts[:, 5].min() < lo or parts[:, 6].max() > hi:
         return None  # let the counting path name the bad values
     sx, sy, sxx, syy, sxy = (int(v) for v in parts[:, :5].sum(axis=0))

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastkappa._core.config import PARALLEL_MIN_ROWS
-from fastkappa._core.dispatch import chunked, use_serial_kernels
+from fastkappa._core.dispatch import chunked, kernels, use_serial_kernels
 from fastkappa._core.encoding import int_lut, is_plain_range
 from fastkappa._kernels import counting
 
@@ -98,18 +98,18 @@ def test_use_serial_kernels_only_on_marked_threads():
 
     def marked():
         use_serial_kernels()
-        out["counts"] = chunked("_accumulate_confusion", n, *args)
+        out["counts"] = chunked(kernels().confusion, n, *args)
         # a float-summing kernel keeps its fixed blocks
-        out["weighted"] = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off,
+        out["weighted"] = chunked(kernels().confusion_weighted, n, t, off, lut, p, off,
                                   lut, w, 7, True)
 
     th = threading.Thread(target=marked)
     th.start()
     th.join()
-    here = chunked("_accumulate_confusion", n, *args)
+    here = chunked(kernels().confusion, n, *args)
     assert out["counts"].shape[0] == 1 and here.shape[0] > 1
     np.testing.assert_array_equal(out["counts"][0], here.sum(axis=0))
-    weighted = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off, lut, w, 7,
+    weighted = chunked(kernels().confusion_weighted, n, t, off, lut, p, off, lut, w, 7,
                        True)
     assert out["weighted"][0].shape == weighted[0].shape
     np.testing.assert_array_equal(out["weighted"][0], weighted[0])

@@ -10,7 +10,10 @@ first call, not before.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,16 +52,70 @@ def sum_partials(parts: np.ndarray, *shape: int) -> np.ndarray:
 
 
 def counting_kernels():
+    """The counting kernels module; the one place that imports it (and numba)."""
     from .._kernels import counting
 
     return counting
 
 
+class KernelPair(NamedTuple):
+    """A parallel counting kernel and its serial twin.
+
+    Both take the same arguments, the parallel one a trailing ``n_chunks``;
+    both return per-chunk partials with a leading chunk axis.
+    """
+
+    parallel: Callable
+    serial: Callable
+    #: integer results only: one block or many give the same answer
+    exact: bool
+
+
+class CountingKernels(NamedTuple):
+    """Every counting kernel :func:`chunked` runs, by what it counts."""
+
+    minmax: KernelPair
+    weight_stats: KernelPair
+    confusion: KernelPair
+    confusion_counted: KernelPair
+    confusion_weighted: KernelPair
+    quadratic_sums: KernelPair
+    kappa_sums: KernelPair
+    group_confusion: KernelPair
+    group_confusion_weighted: KernelPair
+
+
+@functools.cache
+def kernels() -> CountingKernels:
+    """The serial/parallel pairs, built at the first call (which imports numba)."""
+    c = counting_kernels()
+    return CountingKernels(
+        minmax=KernelPair(c._minmax, c._minmax_serial, exact=True),
+        weight_stats=KernelPair(c._weight_stats, c._weight_stats_serial, exact=False),
+        confusion=KernelPair(c._accumulate_confusion, c._accumulate_confusion_serial,
+                             exact=True),
+        confusion_counted=KernelPair(c._accumulate_confusion_counted,
+                                     c._accumulate_confusion_counted_serial, exact=True),
+        confusion_weighted=KernelPair(c._accumulate_confusion_weighted,
+                                      c._accumulate_confusion_weighted_serial, exact=False),
+        quadratic_sums=KernelPair(c._accumulate_quadratic_sums,
+                                  c._accumulate_quadratic_sums_serial, exact=True),
+        kappa_sums=KernelPair(c._accumulate_kappa_sums, c._accumulate_kappa_sums_serial,
+                              exact=False),
+        group_confusion=KernelPair(c._accumulate_group_confusion,
+                                   c._accumulate_group_confusion_serial, exact=True),
+        group_confusion_weighted=KernelPair(c._accumulate_group_confusion_weighted,
+                                            c._accumulate_group_confusion_weighted_serial,
+                                            exact=False),
+    )
+
+
+#: kernel names groups.py still passes to :func:`chunked` (its owner switches
+#: them to ``kernels().group_confusion...`` and deletes this table)
+_BY_NAME = {"_accumulate_group_confusion": "group_confusion",
+            "_accumulate_group_confusion_weighted": "group_confusion_weighted"}
+
 _thread = threading.local()
-#: kernels with integer results only: one block or many give the same answer
-_EXACT_KERNELS = frozenset({"_accumulate_confusion", "_accumulate_confusion_counted",
-                            "_accumulate_group_confusion",
-                            "_accumulate_quadratic_sums", "_minmax"})
 
 
 def use_serial_kernels() -> None:
@@ -67,30 +124,31 @@ def use_serial_kernels() -> None:
     For worker threads that each count their own share of the rows: a
     parallel kernel started from several threads at once would only fight
     over the cores, and its idle workers would spin against the others.
-    Only integer kernels follow it; the float-summing ones keep their fixed
-    blocks so that their rounding never depends on the caller.
+    Only exact (integer) kernels follow it; the float-summing ones keep their
+    fixed blocks so that their rounding never depends on the caller.
     """
     _thread.serial = True
 
 
-def chunked(name: str, n: int, *args, n_chunks: int | None = None):
-    """Run counting kernel ``name`` over ``n`` rows: its serial twin below the
-    parallel threshold (or on a thread marked by :func:`use_serial_kernels`),
-    else the parallel kernel with ``n_chunks_for(n)`` blocks (or ``n_chunks``,
-    when the caller caps it).
+def chunked(kernel: KernelPair | str, n: int, *args, n_chunks: int | None = None):
+    """Run a counting ``kernel`` (a pair from :func:`kernels`) over ``n`` rows.
 
+    Its serial twin below the parallel threshold (or, for an exact kernel, on
+    a thread marked by :func:`use_serial_kernels`), else the parallel kernel
+    with ``n_chunks_for(n)`` blocks (or ``n_chunks``, when the caller caps it).
     Both return per-chunk partials with a leading chunk axis.
     """
-    kern = counting_kernels()
+    if isinstance(kernel, str):
+        kernel = getattr(kernels(), _BY_NAME[kernel])
     if n_chunks is None:
         n_chunks = n_chunks_for(n)
-    if n_chunks == 1 or (name in _EXACT_KERNELS and getattr(_thread, "serial", False)):
-        return getattr(kern, name + "_serial")(*args)
-    return getattr(kern, name)(*args, n_chunks)
+    if n_chunks == 1 or (kernel.exact and getattr(_thread, "serial", False)):
+        return kernel.serial(*args)
+    return kernel.parallel(*args, n_chunks)
 
 
 def minmax(a: np.ndarray) -> tuple[int, int]:
     """(min, max) of a non-empty integer array, in one vectorised pass."""
-    parts = chunked("_minmax", len(a), a)
+    parts = chunked(kernels().minmax, len(a), a)
     return int(parts[:, 0].min()), int(parts[:, 1].max())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .columns import FloatColumn, IntColumn, as_column
-from .dispatch import chunked
+from .dispatch import chunked, kernels
 
 NAN_POLICIES = ("raise", "omit")
 
@@ -77,7 +77,7 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
             f"{n} rows.")
     w = np.ascontiguousarray(w)
     # one pass for sum, min and max; only a non-finite sum needs a closer look
-    stats = chunked("_weight_stats", n, w) if n else np.zeros((1, 3))
+    stats = chunked(kernels().weight_stats, n, w) if n else np.zeros((1, 3))
     with np.errstate(over="ignore", invalid="ignore"):
         total = stats[:, 0].sum()
     if not np.isfinite(total) and not np.all(np.isfinite(w)):
