@@ -115,6 +115,22 @@ def test_use_serial_kernels_only_on_marked_threads():
     np.testing.assert_array_equal(out["weighted"][0], weighted[0])
 
 
+def test_every_serial_twin_has_an_explicit_pair():
+    """dispatch.kernels() pairs each counting kernel that has a serial twin, and
+    only integer-valued kernels are marked exact (they may run serially on a
+    marked thread without changing a float sum)."""
+    twins = {name.removesuffix("_serial") for name, obj in vars(counting).items()
+             if name.endswith("_serial") and callable(obj)}
+    pairs = kernels()
+    paired = {pair.parallel.__name__ for pair in pairs}
+    assert paired == twins
+    for pair in pairs:
+        assert pair.serial is getattr(counting, pair.parallel.__name__ + "_serial")
+    exact = {pair.parallel.__name__ for pair in pairs if pair.exact}
+    assert exact == {"_minmax", "_accumulate_confusion", "_accumulate_confusion_counted",
+                     "_accumulate_quadratic_sums", "_accumulate_group_confusion"}
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64])
 def test_extreme_values_land_on_the_invalid_slot(dtype):
     info = np.iinfo(dtype)
