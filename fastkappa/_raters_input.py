@@ -18,6 +18,7 @@ import numpy as np
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
 from ._core.config import DENSE_PER_ROW, MAX_CLASSES, PARALLEL_MIN_RATINGS
 from ._core.dispatch import n_chunks_for
+from ._core.dispatch import raters_kernels as _kernels
 from ._core.encode import (
     check_labels as _check_labels,
 )
@@ -95,11 +96,6 @@ class RatingsTable:
 
 
 
-
-def _kernels():
-    from ._kernels import raters
-
-    return raters
 
 
 

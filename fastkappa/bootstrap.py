@@ -55,6 +55,7 @@ from ._core.config import (
     SPARSE_MIN_CLASSES,
     TYPES_PER_UNIT_MAX,
 )
+from ._core.dispatch import resampling_kernels as _kernels
 from ._core.encode import encode_pair
 from ._core.options import check_nan_policy
 from ._core.rows import frequency_rows, id_codes, missing_id_rows, omit_missing_ids
@@ -68,11 +69,6 @@ METHODS = ("percentile", "basic", "bca", "asymptotic")
 
 _NORMAL = statistics.NormalDist()
 
-
-def _kernels():
-    from ._kernels import resampling
-
-    return resampling
 
 
 # --------------------------------------------------------------------------- options

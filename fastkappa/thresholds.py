@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike
 
 from ._core import weights as _weights
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.dispatch import threshold_kernels as _kernels
 from ._core.encode import encode_pair
 from ._core.options import check_sample_weight
 from ._core.rows import expand_frequency
@@ -63,11 +64,6 @@ MAX_ITER = 100
 #: positions per cut point in ``ThresholdOptimizer.curve_``
 CURVE_POINTS = 256
 
-
-def _kernels():
-    from ._kernels import thresholds
-
-    return thresholds
 
 
 # --------------------------------------------------------------------------- cut points

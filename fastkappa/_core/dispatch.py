@@ -4,8 +4,9 @@
 :data:`config.PARALLEL_MIN_ROWS` rows (or on a thread marked by
 :func:`use_serial_kernels`) and the parallel kernel otherwise, with a number of
 blocks that depends on the data's shape only, never on the thread count, so
-that float sums are the same on every machine.  Numba is imported at the
-first call, not before.
+that float sums are the same on every machine.  The ``*_kernels()`` loaders
+here are the one way the package imports a kernel module (and so numba): at
+the first call, not before.
 """
 
 from __future__ import annotations
@@ -52,10 +53,31 @@ def sum_partials(parts: np.ndarray, *shape: int) -> np.ndarray:
 
 
 def counting_kernels():
-    """The counting kernels module; the one place that imports it (and numba)."""
+    """The counting kernels (importing them imports numba)."""
     from .._kernels import counting
 
     return counting
+
+
+def resampling_kernels():
+    """The bootstrap kernels (importing them imports numba)."""
+    from .._kernels import resampling
+
+    return resampling
+
+
+def raters_kernels():
+    """The many-rater kernels (importing them imports numba)."""
+    from .._kernels import raters
+
+    return raters
+
+
+def threshold_kernels():
+    """The threshold-search kernels (importing them imports numba)."""
+    from .._kernels import thresholds
+
+    return thresholds
 
 
 class KernelPair(NamedTuple):
