@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._columns import CodesColumn
+from ._core.columns import CodesColumn
 from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError
 
 _NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "

@@ -26,9 +26,9 @@ import warnings
 
 import numpy as np
 
-from ._columns import CodesColumn
+from ._core.columns import CodesColumn
+from ._core.config import MAX_CLASSES
 from ._io import DataError
-from ._validation import MAX_CLASSES
 
 #: stride of a class id inside a key (ids of true and predicted classes)
 _CLASS_STRIDE = MAX_CLASSES
@@ -318,8 +318,9 @@ class UnitTables:
         import dataclasses
 
         from . import _weights as weight_module
+        from ._core.config import DENSE_CELLS_MAX
         from ._core.intervals import _kappa_ci_iv
-        from ._core.units import DENSE_CELLS_MAX, _single_model_cells, units_from_clusters
+        from ._core.units import _single_model_cells, units_from_clusters
         from .bootstrap import _ci_from_units
 
         method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples,
@@ -353,7 +354,7 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     kernel's kappa of every table, and intervals seeded as
     :func:`fastkappa.kappa_by_group` seeds them (one stream per group,
     spawned from ``seed``)."""
-    from . import _weights as weight_module
+    from ._core import weights as weight_module
     from .bootstrap import kappa_ci_from_confusion
     from .exceptions import UndefinedKappaWarning
     from .groups import GROUP_TABLES_MAX_BYTES, KappaByGroup, _group_kappas

@@ -31,28 +31,24 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ._core.config import (
+    CSV_BLOCK_SIZE,
+    MAX_HEADER_BYTES,
+    PARQUET_BATCH_ROWS,
+    PREFETCH,
+    PROGRESS_DELAY,
+    WAIT_POLL,
+)
 from ._install import install_hint
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
-#: bytes per CSV block handed to the parser: small blocks keep the reader's
-#: read-ahead (several blocks in flight) and each batch's arrays small
-CSV_BLOCK_SIZE = 1 << 20
-#: rows per Parquet batch
-PARQUET_BATCH_ROWS = 1 << 20
-#: batches decoded ahead of the one being scored
-PREFETCH = 2
-#: seconds before the progress bar shows (short inputs never show one)
-PROGRESS_DELAY = 1.0
 #: CSV fields read as missing: pandas' default ``na_values`` plus ``-`` and
 #: ``?`` (also with spaces around them), and any spelling of NaN.  Never a
 #: class, in any column.
 MISSING_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
                   "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
                   "nan", "null", "-", "?")
-#: the longest CSV header line read (bytes); a longer one, or a file without a
-#: newline (``/dev/zero``), is an error rather than an unbounded read
-MAX_HEADER_BYTES = 1 << 20
 #: the range of integer class labels
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -475,8 +471,6 @@ def _prefetched(it, depth: int):
             worker.join()
 
 
-#: seconds between the main thread's checks for Ctrl-C while it waits on workers
-WAIT_POLL = 0.1
 
 
 def _get(q: queue.Queue):

@@ -15,16 +15,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._validation import (
-    MAX_CLASSES,
-    _check_labels,
-    _column_kind,
-    _float_codes,
-    _observed_values,
-    _side_for,
-    n_chunks_for,
+from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.config import DENSE_PER_ROW, MAX_CLASSES, PARALLEL_MIN_RATINGS
+from ._core.dispatch import n_chunks_for
+from ._core.dispatch import raters_kernels as _kernels
+from ._core.encode import (
+    check_labels as _check_labels,
 )
+from ._core.encode import (
+    column_kind as _column_kind,
+)
+from ._core.encode import (
+    observed_values as _observed_values,
+)
+from ._core.encode import (
+    side_for as _side_for,
+)
+from ._core.encoding import float_codes as _float_codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,21 +95,9 @@ class RatingsTable:
         return self.classes.dtype.kind in "iuf"
 
 
-#: long format: items x raters cells per rating row beyond which the panel is
-#: counted without a dense table of rater codes (no Conger's kappa then)
-DENSE_PER_ROW = 8
 
 
-def _kernels():
-    from ._kernels import raters
 
-    return raters
-
-
-#: ratings below which the encoding kernels run on one thread: a pass costs
-#: about 2 ns per rating, less than waking the other threads (measured on 2
-#: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass 2 ms)
-PARALLEL_MIN_RATINGS = 1 << 23
 
 
 def _chunks(n_ratings: int) -> int:
@@ -200,7 +195,7 @@ def check_order(ordered: bool, weighted: bool) -> None:
 
 
 def whole_float_codes(col, name: str):
-    """:func:`_validation._float_codes` for ratings: a non-integral float is a
+    """:func:`fastkappa._core.encoding.float_codes` for ratings: a non-integral float is a
     ValueError that suggests rounding (agreement functions take no `thresholds=`)."""
     try:
         return _float_codes(col, name)

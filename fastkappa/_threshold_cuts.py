@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._columns import CodesColumn, MatrixColumn, as_column
+from ._core.columns import CodesColumn, MatrixColumn, as_column
 
 
 class Thresholds(np.ndarray):

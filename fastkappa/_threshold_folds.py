@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._columns import CodesColumn, as_column
+from ._core.columns import CodesColumn, as_column
 from ._core.units import resolve_seed
 
 

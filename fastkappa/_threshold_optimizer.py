@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
+from ._core import weights as _weights
+from ._core.options import check_nan_policy
+from ._core.rows import n_rows, omit_missing_ids
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_folds import (
     _check_cv,
@@ -18,7 +20,6 @@ from ._threshold_folds import (
     _stratified_folds,
 )
 from ._threshold_search import _curve, _expand_counted, _kappa_of, _prepare, _problem_iv, _solve
-from ._validation import check_nan_policy, n_rows, omit_missing_ids
 
 
 def _is_quadratic(weights) -> bool:

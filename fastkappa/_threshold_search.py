@@ -39,17 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from . import _weights
-from ._columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._shapes import flatten_labels
+from ._core import weights as _weights
+from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.encode import encode_pair
+from ._core.options import check_nan_policy, check_sample_weight
+from ._core.rows import expand_frequency, take_rows
+from ._core.shapes import flatten_labels
 from ._threshold_cuts import _numeric_iv
-from ._validation import (
-    check_nan_policy,
-    check_sample_weight,
-    encode_pair,
-    expand_frequency,
-    take_rows,
-)
 
 #: most Dinkelbach steps (each a dynamic programme); a handful suffice in practice
 MAX_ITER = 100

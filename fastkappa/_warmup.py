@@ -107,8 +107,8 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
+    from ._core.config import PARALLEL_MIN_ROWS
     from ._core.units import SERIAL_MAX_DRAWS
-    from ._validation import PARALLEL_MIN_ROWS
 
     rng = np.random.default_rng(0)
     n_large = max(n_large, PARALLEL_MIN_ROWS)

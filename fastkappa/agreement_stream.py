@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._agreement_result import Agreement
-from ._columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.encode import check_labels as _check_labels
 from ._raters_input import (
     RatingsTable,
     _factorize,
@@ -26,7 +27,6 @@ from ._raters_input import (
     check_order,
     whole_float_codes,
 )
-from ._validation import _check_labels
 
 __all__ = ["AgreementAccumulator"]
 

@@ -14,9 +14,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _asymptotic, _weights
-from ._columns import materialize
+from . import _asymptotic
+from ._core import weights as _weights
+from ._core.columns import materialize
+from ._core.encode import encode_pair
 from ._core.intervals import _kappa_ci_iv, kappa_interval, undefined_interval, with_provenance
+from ._core.options import check_nan_policy
+from ._core.rows import frequency_rows, omit_missing_ids
+from ._core.shapes import flatten_labels
 from ._core.units import (
     DENSE_CELLS_MAX,
     Units,
@@ -28,13 +33,6 @@ from ._core.units import (
     units_from_clusters,
     units_from_counts,
     units_from_rows,
-)
-from ._shapes import flatten_labels
-from ._validation import (
-    check_nan_policy,
-    encode_pair,
-    frequency_rows,
-    omit_missing_ids,
 )
 from .results import KappaCI
 

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _asymptotic, _weights
-from ._columns import materialize
+from . import _asymptotic
+from ._core import weights as _weights
+from ._core.columns import materialize
+from ._core.encode import encode_pair
 from ._core.intervals import (
     _NORMAL,
     _kappa_ci_iv,
@@ -22,6 +24,9 @@ from ._core.intervals import (
     kappa_interval,
     with_provenance,
 )
+from ._core.options import check_nan_policy
+from ._core.rows import expand_frequency, omit_missing_ids
+from ._core.shapes import flatten_labels
 from ._core.units import (
     bootstrap_kappas,
     bootstrap_kappas_rows,
@@ -34,8 +39,6 @@ from ._core.units import (
     units_from_rows,
     use_row_tables,
 )
-from ._shapes import flatten_labels
-from ._validation import check_nan_policy, encode_pair, expand_frequency, omit_missing_ids
 from .bootstrap import model_variances
 from .exceptions import UndefinedKappaWarning
 from .results import Comparison, KappaCI, PairDifference

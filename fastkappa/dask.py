@@ -54,17 +54,17 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         "fastkappa.dask needs dask and distributed; install them with: "
         f"{install_hint('dask')}") from _err
 
-from . import _weights
+from ._core import weights as _weights
 from ._core.intervals import _kappa_ci_iv
-from ._core.units import seed_record
-from ._shapes import flatten_labels
-from ._validation import (
+from ._core.options import (
     check_frequency_weight,
     check_ignore_index,
     check_nan_policy,
     check_one_row_weight,
-    id_keys,
 )
+from ._core.rows import id_keys
+from ._core.shapes import flatten_labels
+from ._core.units import seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
 from .bootstrap import kappa_ci_from_confusion
 from .exceptions import UndefinedKappaWarning

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ._core.dispatch import use_serial_kernels
 from ._file_columns import (
     LabelConverter,
     first_row_outside,
@@ -42,7 +43,6 @@ from ._file_columns import (
 from ._filecount import UnitTables as _UnitTables
 from ._filecount import score_groups as _score_groups
 from ._io import DataError, as_source, iter_batches, progress_bar, wait_all
-from ._validation import use_serial_kernels
 from .agreement_files import agreement_file
 
 __all__ = ["DataError", "agreement_file", "score_file"]
@@ -398,7 +398,7 @@ def _compact(a: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- score
 
 def _length(col) -> int:
-    from ._columns import CodesColumn
+    from ._core.columns import CodesColumn
 
     return len(col.codes) if isinstance(col, CodesColumn) else len(col)
 

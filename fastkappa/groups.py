@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
-from ._columns import (
+from ._core import weights as _weights
+from ._core.columns import (
     CodesColumn,
     FloatColumn,
     IntColumn,
@@ -17,40 +17,30 @@ from ._columns import (
     as_column,
     materialize,
 )
-from ._core.intervals import _kappa_ci_iv
-from ._core.units import MIN_RELIABLE_CLUSTERS, resolve_seed, seed_record
-from ._shapes import flatten_labels
-from ._validation import (
+from ._core.config import (
+    DIRECT_GROUPS_MAX,
+    GROUP_PARTIALS_MAX,
+    GROUP_TABLES_MAX_BYTES,
+    GUESS_SAMPLE,
     LUT_RANGE_MAX,
-    _int_lut,
-    _is_plain_range,
-    check_nan_policy,
-    chunked,
-    encode_pair,
-    expand_frequency,
-    id_codes,
-    minmax,
-    n_chunks_for,
-    omit_missing_ids,
-    sum_partials,
-    take_rows,
 )
+from ._core.dispatch import chunked, minmax, n_chunks_for, sum_partials
+from ._core.encode import encode_pair
+from ._core.encoding import int_lut as _int_lut
+from ._core.encoding import is_plain_range as _is_plain_range
+from ._core.intervals import _kappa_ci_iv
+from ._core.options import check_nan_policy
+from ._core.rows import expand_frequency, id_codes, omit_missing_ids, take_rows
+from ._core.shapes import flatten_labels
+from ._core.units import MIN_RELIABLE_CLUSTERS, resolve_seed, seed_record
 from .bootstrap import kappa_ci, kappa_ci_from_confusion
 from .exceptions import DegenerateIntervalWarning, UndefinedKappaWarning
 from .results import GroupKappa, KappaByGroup
 
 __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 
-#: integer group ids spanning fewer values than this get one slot per value
-DIRECT_GROUPS_MAX = 1 << 16
-#: the most per-chunk partial counts the group kernel allocates (all chunks together)
-GROUP_PARTIALS_MAX = 1 << 19
-#: the most bytes the per-group tables may take (checked before allocating)
-GROUP_TABLES_MAX_BYTES = 1 << 31
 
 
-#: rows sampled (evenly spaced, the last included) to guess integer group ids' range
-GUESS_SAMPLE = 4096
 
 
 def _encode_groups(groups, n: int, guess: bool = False):

@@ -7,10 +7,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _weights
-from ._columns import IntColumn
-from ._shapes import flatten_labels
-from ._validation import EncodedPair, chunked, encode_pair, frequency_rows
+from ._core import weights as _weights
+from ._core.columns import IntColumn
+from ._core.dispatch import chunked, kernels
+from ._core.encode import encode_pair
+from ._core.encoding import EncodedPair
+from ._core.rows import frequency_rows
+from ._core.shapes import flatten_labels
 
 __all__ = [
     "cohen_kappa",
@@ -113,10 +116,10 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     Only for raw integer input with consecutive integer classes and nothing
     to drop; returns None when it does not apply (the caller then counts).
     """
-    from ._validation import contiguous_int_classes
+    from ._core.encode import contiguous_int_classes
 
     if (enc.sample_weight is not None or enc.frequency_weight is not None
-            or enc.compressible or enc._counts is not None):
+            or enc.compressible or enc.counted):
         # already counted (classes inferred at encode time): the table is at hand
         return None
     if not (isinstance(enc.t.source, IntColumn) and isinstance(enc.p.source, IntColumn)):
@@ -133,7 +136,7 @@ def _quadratic_fast(enc: EncodedPair) -> tuple[float, float] | None:
     t, p = enc.t.values, enc.p.values
     n = enc.n_input
     wide = t.dtype.itemsize > 2 or p.dtype.itemsize > 2
-    parts = chunked("_accumulate_quadratic_sums", n, t, p, wide)
+    parts = chunked(kernels().quadratic_sums, n, t, p, wide)
     if parts[:, 5].min() < lo or parts[:, 6].max() > hi:
         return None  # let the counting path name the bad values
     sx, sy, sxx, syy, sxy = (int(v) for v in parts[:, :5].sum(axis=0))

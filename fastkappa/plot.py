@@ -209,9 +209,9 @@ def confusion_matrix(
     >>> ax = fkplot.confusion_matrix(confusion=[[20, 5], [3, 22]],
     ...                              labels=["no", "yes"])  # doctest: +SKIP
     """
-    from . import _weights
-    from ._shapes import flatten_labels
-    from ._validation import encode_pair
+    from ._core import weights as _weights
+    from ._core.encode import encode_pair
+    from ._core.shapes import flatten_labels
     from .metrics import _check_confusion
 
     if normalize not in (None, "true", "pred", "all"):

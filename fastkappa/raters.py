@@ -37,7 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _weights
+from ._core import weights as _weights
+from ._core.config import POISSON_MIN_TYPES_PER_ROOT
+from ._core.config import RATERS_TYPES_PER_UNIT_MAX as TYPES_PER_UNIT_MAX
 from ._raters_input import RatingsTable, distinct_rows
 
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
@@ -527,15 +529,6 @@ class Units:
     n_clusters: int | None
 
 
-#: draw units by index instead of a multinomial over types above this many types
-#: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
-#: plus its count; at 0.25 types per unit the multinomial was still faster)
-TYPES_PER_UNIT_MAX = 0.4
-#: draw the multinomial over types from Poisson tables (one look-up per type plus
-#: ~1.5 sqrt(n) top-up draws) from this many types per sqrt(units) on; below it
-#: one binomial per type is cheaper (measured: 7,775 Conger row types at 1e6
-#: items halved; 251 count types at 1e6 items doubled)
-POISSON_MIN_TYPES_PER_ROOT = 2.0
 
 
 def _sparse_tail(features: np.ndarray, start: int):

@@ -16,10 +16,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _display, _weights
-from ._columns import materialize
-from ._shapes import flatten_labels
-from ._validation import MAX_CLASSES, _check_labels, encode_pair, frequency_rows
+from . import _display
+from ._core import weights as _weights
+from ._core.columns import materialize
+from ._core.config import MAX_CLASSES
+from ._core.encode import check_labels, encode_pair
+from ._core.rows import frequency_rows
+from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
 
 __all__ = ["CohenKappa"]
@@ -129,7 +132,7 @@ class CohenKappa:
         labels: ArrayLike | None = None,
         weights: str | ArrayLike | None = None,
     ) -> None:
-        declared, kind = _check_labels(labels, n_classes)
+        declared, kind = check_labels(labels, n_classes)
         named = _weights.is_named(weights)  # raises for unknown strings
         if declared is None and not named:
             raise ValueError(

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._shapes import flatten_labels
+from ._core.options import check_ignore_index, check_nan_policy, check_sample_weight
+from ._core.shapes import flatten_labels
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_optimizer import ThresholdOptimizer
 from ._threshold_search import _expand_counted, _kept_rows, _prepare, _problem_iv, _solve
-from ._validation import check_ignore_index, check_nan_policy, check_sample_weight
 from .exceptions import UndefinedKappaWarning
 
 __all__ = [

@@ -42,7 +42,7 @@ except ImportError as _err:  # pragma: no cover - exercised only without torch
         "(from a clone: pip install -e \".[torch]\"), or see pytorch.org for a CPU or "
         "CUDA build.") from _err
 
-from . import _weights
+from ._core import weights as _weights
 from .exceptions import UndefinedKappaWarning
 
 __all__ = ["KappaLoss", "continuous_qwk_loss", "kappa_loss"]

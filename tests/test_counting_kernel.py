@@ -16,14 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fastkappa._core.config import PARALLEL_MIN_ROWS
+from fastkappa._core.dispatch import chunked, kernels, use_serial_kernels
+from fastkappa._core.encoding import int_lut, is_plain_range
 from fastkappa._kernels import counting
-from fastkappa._validation import (
-    PARALLEL_MIN_ROWS,
-    _int_lut,
-    _is_plain_range,
-    chunked,
-    use_serial_kernels,
-)
 
 DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16]
 
@@ -44,7 +40,7 @@ def columns(draw):
     vals = np.clip(vals, info.min, info.max).astype(dtype)
     plain = draw(st.booleans())
     slots = np.arange(k) if plain else rng.permutation(k + 2)[:k] % (k + 2)
-    off, lut = _int_lut(lo, lo + k - 1, slots, k)
+    off, lut = int_lut(lo, lo + k - 1, slots, k)
     return vals, off, lut, k
 
 
@@ -60,7 +56,7 @@ def test_kernel_matches_brute_force(col, data):
     expected = naive.slot_counts(t, t_off, t_lut, p, p_off, p_lut, s)
     got = counting._accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, False)
     np.testing.assert_array_equal(got[0], expected)
-    direct = _is_plain_range(t_lut) and _is_plain_range(p_lut)
+    direct = is_plain_range(t_lut) and is_plain_range(p_lut)
     if direct:
         got = counting._accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, True)
         np.testing.assert_array_equal(got[0], expected)
@@ -74,7 +70,7 @@ def test_kernel_direct_path_with_large_table():
     rng = np.random.default_rng(3)
     t = rng.integers(-3, k + 3, 10_000)
     p = rng.integers(-3, k + 3, 10_000)
-    off, lut = _int_lut(0, k - 1, np.arange(k), k)
+    off, lut = int_lut(0, k - 1, np.arange(k), k)
     assert (k + 3) ** 2 > counting._SPLIT_MAX_CELLS
     expected = naive.slot_counts(t, off, lut, p, off, lut, k + 3)
     for direct in (False, True):
@@ -83,11 +79,11 @@ def test_kernel_direct_path_with_large_table():
 
 
 def test_is_plain_range():
-    assert _is_plain_range(_int_lut(3, 7, np.arange(5), 5)[1])
-    assert not _is_plain_range(_int_lut(3, 7, np.array([0, 1, 2, 4, 3]), 5)[1])
+    assert is_plain_range(int_lut(3, 7, np.arange(5), 5)[1])
+    assert not is_plain_range(int_lut(3, 7, np.array([0, 1, 2, 4, 3]), 5)[1])
     # a hole (a value between classes that is not a class) is not plain
-    assert not _is_plain_range(_int_lut(0, 2, np.array([0, 2, 1]), 2)[1])
-    assert not _is_plain_range(_int_lut(0, 1, np.array([0, 3]), 2)[1])
+    assert not is_plain_range(int_lut(0, 2, np.array([0, 2, 1]), 2)[1])
+    assert not is_plain_range(int_lut(0, 1, np.array([0, 3]), 2)[1])
 
 
 def test_use_serial_kernels_only_on_marked_threads():
@@ -96,34 +92,50 @@ def test_use_serial_kernels_only_on_marked_threads():
     t = rng.integers(0, 4, n)
     p = rng.integers(0, 4, n)
     w = rng.random(n)
-    off, lut = _int_lut(0, 3, np.arange(4), 4)
+    off, lut = int_lut(0, 3, np.arange(4), 4)
     args = (t, off, lut, p, off, lut, 7, True)
     out = {}
 
     def marked():
         use_serial_kernels()
-        out["counts"] = chunked("_accumulate_confusion", n, *args)
+        out["counts"] = chunked(kernels().confusion, n, *args)
         # a float-summing kernel keeps its fixed blocks
-        out["weighted"] = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off,
+        out["weighted"] = chunked(kernels().confusion_weighted, n, t, off, lut, p, off,
                                   lut, w, 7, True)
 
     th = threading.Thread(target=marked)
     th.start()
     th.join()
-    here = chunked("_accumulate_confusion", n, *args)
+    here = chunked(kernels().confusion, n, *args)
     assert out["counts"].shape[0] == 1 and here.shape[0] > 1
     np.testing.assert_array_equal(out["counts"][0], here.sum(axis=0))
-    weighted = chunked("_accumulate_confusion_weighted", n, t, off, lut, p, off, lut, w, 7,
+    weighted = chunked(kernels().confusion_weighted, n, t, off, lut, p, off, lut, w, 7,
                        True)
     assert out["weighted"][0].shape == weighted[0].shape
     np.testing.assert_array_equal(out["weighted"][0], weighted[0])
+
+
+def test_every_serial_twin_has_an_explicit_pair():
+    """dispatch.kernels() pairs each counting kernel that has a serial twin, and
+    only integer-valued kernels are marked exact (they may run serially on a
+    marked thread without changing a float sum)."""
+    twins = {name.removesuffix("_serial") for name, obj in vars(counting).items()
+             if name.endswith("_serial") and callable(obj)}
+    pairs = kernels()
+    paired = {pair.parallel.__name__ for pair in pairs}
+    assert paired == twins
+    for pair in pairs:
+        assert pair.serial is getattr(counting, pair.parallel.__name__ + "_serial")
+    exact = {pair.parallel.__name__ for pair in pairs if pair.exact}
+    assert exact == {"_minmax", "_accumulate_confusion", "_accumulate_confusion_counted",
+                     "_accumulate_quadratic_sums", "_accumulate_group_confusion"}
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64])
 def test_extreme_values_land_on_the_invalid_slot(dtype):
     info = np.iinfo(dtype)
     t = np.array([info.min, info.max, 0, 1], dtype=dtype)
-    off, lut = _int_lut(0, 1, np.arange(2), 2)
+    off, lut = int_lut(0, 1, np.arange(2), 2)
     got = counting._accumulate_confusion_serial(t, off, lut, t, off, lut, 5, True)[0]
     np.testing.assert_array_equal(got, naive.slot_counts(t.astype(object), off, lut,
                                                    t.astype(object), off, lut, 5))
@@ -137,9 +149,9 @@ def test_group_kernel_matches_brute_force(plain, n):
     t = rng.integers(-1, k + 1, n)
     p = rng.integers(-1, k + 1, n)
     g = rng.integers(-2, n_groups + 2, n)  # some ids outside the table: the extra slot
-    off, lut = _int_lut(0, k - 1, np.arange(k) if plain else np.array([2, 0, 3, 1]), k)
+    off, lut = int_lut(0, k - 1, np.arange(k) if plain else np.array([2, 0, 3, 1]), k)
     g_slots = np.arange(n_groups) if plain else rng.permutation(n_groups)
-    g_off, g_lut = _int_lut(0, n_groups - 1, g_slots, n_groups)
+    g_off, g_lut = int_lut(0, n_groups - 1, g_slots, n_groups)
     s = k + 3
     expected = np.zeros((n_groups + 1) * s * s, dtype=np.int64)
     for a, b, c in zip(t.tolist(), p.tolist(), g.tolist(), strict=True):
@@ -147,7 +159,7 @@ def test_group_kernel_matches_brute_force(plain, n):
         expected[gi * s * s:(gi + 1) * s * s] += naive.slot_counts(
             np.array([a]), off, lut, np.array([b]), off, lut, s)
     direct = plain
-    assert _is_plain_range(g_lut) is plain and _is_plain_range(lut) is plain
+    assert is_plain_range(g_lut) is plain and is_plain_range(lut) is plain
     got = counting._accumulate_group_confusion_serial(g, g_off, g_lut, t, off, lut, p, off,
                                                       lut, s, direct, n_groups)
     np.testing.assert_array_equal(got[0], expected)
@@ -182,8 +194,8 @@ def test_weighted_kernels_match_brute_force(plain, n):
     g = rng.integers(-1, n_groups + 1, n)
     w = rng.random(n)
     slots = np.arange(k) if plain else np.array([3, 0, 4, 1, 2])
-    off, lut = _int_lut(0, k - 1, slots, k)
-    g_off, g_lut = _int_lut(0, n_groups - 1, np.arange(n_groups) if plain
+    off, lut = int_lut(0, k - 1, slots, k)
+    g_off, g_lut = int_lut(0, n_groups - 1, np.arange(n_groups) if plain
                             else np.array([1, 0, 3, 2]), n_groups)
     s = k + 3
 
@@ -220,7 +232,7 @@ def test_counted_kernel_matches_brute_force(plain, n):
     # cell sums pass 2**53 (a float64 sum would round them) but stay below 2**63
     c = rng.integers(0, 2**48, n, dtype=np.int64) + (2**52 + 1) * (rng.random(n) < 0.1)
     slots = np.arange(k) if plain else np.array([3, 0, 4, 1, 2])
-    off, lut = _int_lut(0, k - 1, slots, k)
+    off, lut = int_lut(0, k - 1, slots, k)
     s = k + 3
     cells = (lut[np.clip(t - off, 0, len(lut) - 1)] * s
              + lut[np.clip(p - off, 0, len(lut) - 1)])

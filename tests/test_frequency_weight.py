@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fastkappa as fk
-from fastkappa import _validation
+from fastkappa._core import config
 
 SETTINGS = settings(deadline=None, max_examples=40,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -316,7 +316,7 @@ def test_both_kinds_of_row_weight_is_an_error():
 
 
 def test_row_level_entry_points_refuse_a_huge_expansion(monkeypatch):
-    monkeypatch.setattr(_validation, "MAX_EXPANDED_ROWS", 10)
+    monkeypatch.setattr(config, "MAX_EXPANDED_ROWS", 10)
     with pytest.raises(ValueError, match=r"sums to 11 rows.*kappa_ci"):
         fk.kappa_by_group([0, 1], [0, 1], ["a", "b"], frequency_weight=[5, 6])
 

@@ -683,7 +683,7 @@ def test_cohen_kappa_non_numeric_thresholds_raise():
 
 def test_encode_pair_row_indices_agree_with_the_table(rng):
     # the row-level view other modules build on: kept rows, dense indices, final classes
-    from fastkappa._validation import encode_pair
+    from fastkappa._core.encode import encode_pair
 
     t = rng.integers(0, 4, 300) * 50
     p = np.where(rng.random(300) < 0.6, t, rng.integers(0, 4, 300) * 50)

@@ -258,7 +258,7 @@ def test_score_values_missing(tmp_path):
 
 
 def test_first_row_outside():
-    from fastkappa._columns import CodesColumn
+    from fastkappa._core.columns import CodesColumn
 
     col = CodesColumn(np.array([0, -1, 1, 2]), np.array([1, 2, 9]), kind="num")
     assert _file_columns.first_row_outside(col, np.array([1, 2])) == (3, 9)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fastkappa as fk
-from fastkappa import _validation
+from fastkappa._core import config
 from fastkappa._core import intervals as fki
 from fastkappa._core import units as fku
 from fastkappa.exceptions import UndefinedKappaWarning
@@ -28,7 +28,7 @@ K = 4
 def twin(request, monkeypatch):
     """Run the test once with the serial kernels, once with the parallel ones."""
     if request.param == "parallel":
-        monkeypatch.setattr(_validation, "PARALLEL_MIN_ROWS", 64)
+        monkeypatch.setattr(config, "PARALLEL_MIN_ROWS", 64)
         monkeypatch.setattr(fku, "SERIAL_MAX_DRAWS", 0)
     return request.param
 

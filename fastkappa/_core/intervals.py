@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _weights
+from .._core import weights as _weights
 from ..exceptions import DegenerateIntervalWarning
 from ..results import KappaCI
 from .units import resolve_seed, seed_record

@@ -36,34 +36,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _weights
-from .._validation import id_codes, missing_id_rows
+from .._core import weights as _weights
+from .._core.rows import id_codes, missing_id_rows
 from ..exceptions import DegenerateIntervalWarning
-
-#: blocks of replicates (each seeded once); fixed, never the thread count
-MAX_BLOCKS = 64
-#: draw units by index instead of a multinomial over types when types > units / 4
-TYPES_PER_UNIT_MAX = 0.25
-#: below this many binomial draws in all, run the bootstrap on one thread (the
-#: blocks and so the result are the same; a parallel launch costs more)
-SERIAL_MAX_DRAWS = 200_000
-#: above this many K*K cells, joint cells are numbered by occupancy, not densely
-DENSE_CELLS_MAX = 1 << 16
-#: from this many classes, iid rows are resampled over the occupied cells only with
-#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
-#: dense path is as fast and keeps the replicates of earlier releases for a seed
-SPARSE_MIN_CLASSES = 16
-#: the sparse path draws cells as Poisson variates topped up to N (one uniform and
-#: one alias-table read per cell, plus 1.5 sqrt(N) top-up draws) when the cells
-#: outnumber sqrt(N) / 4 (a binomial costs ~5 uniforms) and their alias tables stay
-#: below this many entries; else one fast binomial per cell
-POISSON_TABLE_MAX = 1 << 20
-#: a paired comparison of iid rows draws rows straight into per-model tables when
-#: its joint types exceed this share of the rows (a multinomial over joint types
-#: then costs about a binomial per row and a joint table as long as the data)
-ROWS_MIN_TYPES_PER_ROW = 1 / 16
-#: rows per chunk of that path: the draws falling in a chunk touch only its rows
-ROW_CHUNK = 4096
+from .config import (
+    MAX_BLOCKS,
+    POISSON_TABLE_MAX,
+    ROW_CHUNK,
+    ROWS_MIN_TYPES_PER_ROW,
+    SERIAL_MAX_DRAWS,
+    SPARSE_MIN_CLASSES,
+    TYPES_PER_UNIT_MAX,
+)
 
 
 def _kernels():
@@ -352,7 +336,7 @@ def encode_clusters(clusters, n_input: int, keep: np.ndarray | None, *,
     ``clusters`` is any 1-D array-like of ids (numbers, strings...) aligned
     with the input rows; ``keep`` is :meth:`EncodedPair.keep`.  Rows with a
     missing id must have been dropped before (see
-    :func:`fastkappa._validation.omit_missing_ids`).
+    :func:`fastkappa._core.rows.omit_missing_ids`).
     Fewer than 2 clusters is an error (the variance needs two); fewer than
     :data:`MIN_RELIABLE_CLUSTERS` warn that it is unreliable.
     """

@@ -602,7 +602,7 @@ def _accumulate_kappa_sums(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind,
 # --------------------------------------------------------------------------- serial twins
 # Below the parallel threshold a prange region costs more than it saves (and waits
 # for busy cores), so every parallel kernel has a serial twin with the same output
-# shape, as one chunk. The wrapper picks one with ``_validation.chunked``.
+# shape, as one chunk. The wrapper picks one with ``_core.dispatch.chunked``.
 
 
 @jit()

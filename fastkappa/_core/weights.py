@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .exceptions import UndefinedKappaWarning
+from ..exceptions import UndefinedKappaWarning
 
 WEIGHT_NAMES = (None, "linear", "quadratic")
 #: spellings of unweighted kappa besides None ("none" is torchmetrics' spelling)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import to_numpy_any
+from .columns import to_numpy_any
 
 _TABULAR = ("pandas", "polars", "pyarrow")
 

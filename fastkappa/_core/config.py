@@ -1,0 +1,114 @@
+"""Every tunable of fastkappa's core in one place.
+
+Thresholds that choose between code paths (serial or parallel kernels, a
+direct table or a lookup table, dense or sparse resampling), block sizes and
+the limits that guard memory.  None of them changes a result, only the time
+and memory it takes.  The core reads its own as ``config.NAME`` at call time
+(a test lowers one with ``monkeypatch.setattr(config, NAME, value)``); the
+estimators import theirs by name (patch those where they are used).
+"""
+
+#: rows per chunk below which kernels run serially (measured on 2 cores)
+PARALLEL_MIN_ROWS = 1 << 18
+#: bytes the per-chunk partial tables may take beyond half the input's size
+PARTIALS_SLACK = 2 << 20
+#: largest value range counted directly into a (range x range) table
+DIRECT_RANGE_MAX = 64
+#: largest value range handled with a lookup table
+LUT_RANGE_MAX = 1 << 22
+#: the most classes a confusion matrix may have
+MAX_CLASSES = 4096
+#: largest total count a row-by-row entry point expands (8 bytes per row and index)
+MAX_EXPANDED_ROWS = 2**31
+
+# ------------------------------------------------- resampling (_core/units.py)
+
+#: blocks of replicates (each seeded once); fixed, never the thread count
+MAX_BLOCKS = 64
+
+#: draw units by index instead of a multinomial over types when types > units / 4
+TYPES_PER_UNIT_MAX = 0.25
+
+#: below this many binomial draws in all, run the bootstrap on one thread (the
+#: blocks and so the result are the same; a parallel launch costs more)
+SERIAL_MAX_DRAWS = 200_000
+
+#: above this many K*K cells, joint cells are numbered by occupancy, not densely
+DENSE_CELLS_MAX = 1 << 16
+
+#: from this many classes, iid rows are resampled over the occupied cells only with
+#: O(cells + K) kappas (``_kernels.resampling._bootstrap_kappa_cells``); below it the
+#: dense path is as fast and keeps the replicates of earlier releases for a seed
+SPARSE_MIN_CLASSES = 16
+
+#: the sparse path draws cells as Poisson variates topped up to N (one uniform and
+#: one alias-table read per cell, plus 1.5 sqrt(N) top-up draws) when the cells
+#: outnumber sqrt(N) / 4 (a binomial costs ~5 uniforms) and their alias tables stay
+#: below this many entries; else one fast binomial per cell
+POISSON_TABLE_MAX = 1 << 20
+
+#: a paired comparison of iid rows draws rows straight into per-model tables when
+#: its joint types exceed this share of the rows (a multinomial over joint types
+#: then costs about a binomial per row and a joint table as long as the data)
+ROWS_MIN_TYPES_PER_ROW = 1 / 16
+
+#: rows per chunk of that path: the draws falling in a chunk touch only its rows
+ROW_CHUNK = 4096
+
+# ---------------------------------------------- per-group tables (groups.py)
+
+#: integer group ids spanning fewer values than this get one slot per value
+DIRECT_GROUPS_MAX = 1 << 16
+
+#: the most per-chunk partial counts the group kernel allocates (all chunks together)
+GROUP_PARTIALS_MAX = 1 << 19
+
+#: the most bytes the per-group tables may take (checked before allocating)
+GROUP_TABLES_MAX_BYTES = 1 << 31
+
+#: rows sampled (evenly spaced, the last included) to guess integer group ids' range
+GUESS_SAMPLE = 4096
+
+# --------------------------------- many raters (raters.py, _raters_input.py)
+
+#: long format: items x raters cells per rating row beyond which the panel is
+#: counted without a dense table of rater codes (no Conger's kappa then)
+DENSE_PER_ROW = 8
+
+#: ratings below which the encoding kernels run on one thread: a pass costs
+#: about 2 ns per rating, less than waking the other threads (measured on 2
+#: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass 2 ms)
+PARALLEL_MIN_RATINGS = 1 << 23
+
+#: draw units by index instead of a multinomial over types above this many types
+#: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
+#: plus its count; at 0.25 types per unit the multinomial was still faster)
+RATERS_TYPES_PER_UNIT_MAX = 0.4
+
+#: draw the multinomial over types from Poisson tables (one look-up per type plus
+#: ~1.5 sqrt(n) top-up draws) from this many types per sqrt(units) on; below it
+#: one binomial per type is cheaper (measured: 7,775 Conger row types at 1e6
+#: items halved; 251 count types at 1e6 items doubled)
+POISSON_MIN_TYPES_PER_ROOT = 2.0
+
+# ----------------------------------------------------- file readers (_io.py)
+
+#: bytes per CSV block handed to the parser: small blocks keep the reader's
+#: read-ahead (several blocks in flight) and each batch's arrays small
+CSV_BLOCK_SIZE = 1 << 20
+
+#: rows per Parquet batch
+PARQUET_BATCH_ROWS = 1 << 20
+
+#: batches decoded ahead of the one being scored
+PREFETCH = 2
+
+#: seconds before the progress bar shows (short inputs never show one)
+PROGRESS_DELAY = 1.0
+
+#: the longest CSV header line read (bytes); a longer one, or a file without a
+#: newline (``/dev/zero``), is an error rather than an unbounded read
+MAX_HEADER_BYTES = 1 << 20
+
+#: seconds between the main thread's checks for Ctrl-C while it waits on workers
+WAIT_POLL = 0.1

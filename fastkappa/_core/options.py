@@ -1,0 +1,170 @@
+"""Checks and normalisers of the keywords shared by the public functions.
+
+``nan_policy``, ``ignore_index``, ``sample_weight`` and ``frequency_weight``:
+each check returns the normalised value or raises a ValueError that says what
+to pass instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .columns import FloatColumn, IntColumn, as_column
+from .dispatch import chunked, kernels
+
+NAN_POLICIES = ("raise", "omit")
+
+
+def check_nan_policy(nan_policy: str) -> str:
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"`nan_policy` must be 'raise' or 'omit'; got {nan_policy!r}.")
+    return nan_policy
+
+
+def check_ignore_index(ignore_index):
+    """``ignore_index`` as a plain Python value that compares by value.
+
+    Labels are matched by value whatever their dtype: ``True`` is 1, ``1.0``
+    is 1 (so ``ignore_index=True`` drops the ``True`` rows of a bool array and
+    ``-1.0`` the ``-1`` rows of an int array); NaN equals nothing and is an
+    error pointing to ``nan_policy``.
+    """
+    if ignore_index is None:
+        return None
+    v = ignore_index
+    if not (np.isscalar(v) and not isinstance(v, bytes)):
+        raise ValueError("`ignore_index` must be a single label value (e.g. -1).")
+    if isinstance(v, (bool, np.bool_, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            raise ValueError(
+                "`ignore_index` is NaN, which equals no label; to drop rows holding "
+                "missing values pass nan_policy='omit' instead.")
+        return int(v) if float(v).is_integer() else float(v)
+    if isinstance(v, np.str_):
+        return str(v)
+    return v
+
+
+def _weight_column(x, name: str, what: str, fill: str, column=FloatColumn):
+    """Per-row weights as a column: masked entries are an error, plain numeric
+    arrays skip the label rules (uint64 above 2**63 is a fine weight)."""
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ma.getmaskarray(x).any():
+            raise ValueError(
+                f"`{name}` is a masked array with masked entries; a {what} cannot be "
+                f"missing. Fill them (e.g. .filled(0) to {fill}).")
+        x = np.ma.getdata(x)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" and (
+            x.ndim == 1 or x.shape[1:] == (1,)):
+        v = x.reshape(-1)
+        return column(v) if v.dtype.kind != "f" else FloatColumn(v)
+    return as_column(x, name)
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    col = _weight_column(sample_weight, "sample_weight", "weight", "give those rows no weight")
+    if isinstance(col, (IntColumn, FloatColumn)):
+        w = np.asarray(col.values, dtype=np.float64)
+    else:
+        raise ValueError("`sample_weight` must be a 1-D array of non-negative numbers.")
+    if w.shape != (n,):
+        raise ValueError(
+            f"`sample_weight` must have one weight per row: got {w.shape[0]} weights for "
+            f"{n} rows.")
+    w = np.ascontiguousarray(w)
+    # one pass for sum, min and max; only a non-finite sum needs a closer look
+    stats = chunked(kernels().weight_stats, n, w) if n else np.zeros((1, 3))
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = stats[:, 0].sum()
+    if not np.isfinite(total) and not np.all(np.isfinite(w)):
+        raise ValueError("`sample_weight` must be finite (it holds nan or inf).")
+    if n and stats[:, 1].min() < 0:
+        raise ValueError("`sample_weight` must be non-negative (it holds negative weights).")
+    if not (n and stats[:, 2].max() > 0):
+        raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
+                         "positive weight.")
+    if not np.isfinite(total):
+        raise ValueError("`sample_weight` sums past the float64 range; rescale the weights "
+                         "(kappa does not change when all weights are multiplied by a constant).")
+    return w
+
+
+_FW_HINT = ("`frequency_weight` holds counts: a row with count c stands for c identical "
+            "rows")
+
+
+def check_one_row_weight(sample_weight, frequency_weight) -> None:
+    """Error when both kinds of row weight are given."""
+    if sample_weight is not None and frequency_weight is not None:
+        raise ValueError(
+            "pass `sample_weight` (each row is one sampled unit carrying a weight) or "
+            "`frequency_weight` (each row stands for c identical rows), not both; for "
+            "counted rows that also carry a weight, expand the counts (np.repeat) and pass "
+            "`sample_weight` alone.")
+
+
+def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
+                           allow_zero: bool = False) -> np.ndarray | None:
+    """``frequency_weight`` as int64 counts of the ``n`` rows (or None).
+
+    Counts are non-negative whole numbers (floats holding whole numbers are
+    fine) summing below 2**63; anything else is an error naming
+    ``sample_weight`` for real-valued weights. All counts zero is an error
+    unless ``allow_zero`` (a streaming batch of no rows).
+    """
+    if frequency_weight is None:
+        return None
+    check_one_row_weight(sample_weight, frequency_weight)
+    fw = frequency_weight
+    if type(fw) is np.ndarray and fw.dtype == np.int64 and fw.shape == (n,) and (
+            fw.flags.c_contiguous and n and fw.min() >= 0 and (allow_zero or fw.max() > 0)):
+        return _check_count_total(fw)  # already normalised (e.g. by frequency_rows)
+    col = _weight_column(fw, "frequency_weight", "count", "drop those rows", IntColumn)
+    if not isinstance(col, (IntColumn, FloatColumn)):
+        raise ValueError(
+            f"`frequency_weight` must be a 1-D array of non-negative whole numbers; "
+            f"{_FW_HINT}. For real-valued weights pass `sample_weight` instead.")
+    v = np.asarray(col.values)
+    if v.shape != (n,):
+        raise ValueError(
+            f"`frequency_weight` must have one count per row: got {v.shape[0]} counts for "
+            f"{n} rows.")
+    if v.dtype.kind == "f":
+        if not np.all(np.isfinite(v)):
+            raise ValueError(
+                "`frequency_weight` must be finite (it holds nan or inf); give every row a "
+                "count (0 drops the row).")
+        if not np.array_equal(v, np.floor(v)):
+            raise ValueError(
+                f"`frequency_weight` must hold whole numbers; {_FW_HINT}. For fractional "
+                "weights pass `sample_weight` instead.")
+    if n and v.min() < 0:
+        raise ValueError(
+            "`frequency_weight` must be non-negative (it holds negative counts); a row "
+            "with count 0 is dropped.")
+    if n and float(v.max()) >= 2.0**63:
+        raise ValueError(
+            "`frequency_weight` holds a count at or beyond 2**63; counts must fit in int64.")
+    out = np.ascontiguousarray(v, dtype=np.int64)
+    if not (n and out.max() > 0) and not allow_zero:
+        raise ValueError(
+            "`frequency_weight` is zero everywhere; at least one row needs a positive "
+            "count.")
+    return _check_count_total(out)
+
+
+def _check_count_total(fw: np.ndarray) -> np.ndarray:
+    """``fw`` unchanged if its total is below 2**63 (exact, in Python integers when
+    the fast bound does not settle it), else an error."""
+    approx = float(fw.sum(dtype=np.float64))  # off by far less than 2**61 here
+    if approx >= 2**62:
+        total = sum(int(x) for x in fw[fw > 0]) if approx < 2**64 else approx
+        if total >= 2**63:
+            raise ValueError(
+                f"`frequency_weight` sums to {total:.0f} rows, at or beyond 2**63; a count "
+                "table holds fewer rows in all (split the data and add the tables).")
+    return fw
