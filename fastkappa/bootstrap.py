@@ -17,13 +17,13 @@ from numpy.typing import ArrayLike
 from . import _asymptotic
 from ._core import weights as _weights
 from ._core.columns import materialize
+from ._core.config import DENSE_CELLS_MAX
 from ._core.encode import encode_pair
 from ._core.intervals import _kappa_ci_iv, kappa_interval, undefined_interval, with_provenance
 from ._core.options import check_nan_policy
 from ._core.rows import frequency_rows, omit_missing_ids
 from ._core.shapes import flatten_labels
 from ._core.units import (
-    DENSE_CELLS_MAX,
     Units,
     _single_model_cells,
     bootstrap_kappas,
