@@ -1,7 +1,7 @@
 """Label and score columns of a file's record batches, one kind per column for the whole file.
 
 :class:`LabelConverter` turns each batch's Arrow array of a label column into
-a NumPy column (numbers, or a :class:`~fastkappa._columns.CodesColumn` over
+a NumPy column (numbers, or a :class:`~fastkappa._core.columns.CodesColumn` over
 a dictionary), exactly: CSV words are parsed without passing through
 float64, dictionary arrays (CSV, and Parquet string columns read from their
 dictionary pages) are converted once per dictionary, not once per row.

@@ -317,7 +317,7 @@ class UnitTables:
         interval for the same seed."""
         import dataclasses
 
-        from . import _weights as weight_module
+        from ._core import weights as weight_module
         from ._core.config import DENSE_CELLS_MAX
         from ._core.intervals import _kappa_ci_iv
         from ._core.units import _single_model_cells, units_from_clusters

@@ -122,7 +122,7 @@ def _partitions(cols: dict[str, Any]) -> list:
                 x = x.rechunk({0: first.chunks[0]})
             if any(len(c) > 1 for c in x.chunks[1:]):
                 # (N, ...) labels and (N, C, ...) scores: whole samples in each block,
-                # flattened per partition as in memory (fastkappa._shapes)
+                # flattened per partition as in memory (fastkappa._core.shapes)
                 x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
             arrays[name] = x.to_delayed().ravel().tolist()
         n = len(arrays[first_name])

@@ -311,7 +311,7 @@ def kappa_interval(estimate: float, method: str, confidence_level: float, *,
 
 def undefined_interval(method: str, confidence_level: float, stacklevel: int) -> KappaCI:
     """The result when kappa itself is undefined: every field nan, with the
-    :class:`UndefinedKappaWarning` of :func:`fastkappa._weights.finish_kappa`."""
+    :class:`UndefinedKappaWarning` of :func:`fastkappa._core.weights.finish_kappa`."""
     _weights.finish_kappa(0.0, 0.0, stacklevel=stacklevel + 2)  # warns
     return KappaCI(estimate=math.nan, low=math.nan, high=math.nan, standard_error=math.nan,
                    method=method, confidence_level=confidence_level, n_resamples=0,
