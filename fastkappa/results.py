@@ -139,7 +139,7 @@ class KappaCI:
         >>> import fastkappa as fk
         >>> res = fk.kappa_ci_from_confusion([[20, 5], [3, 22]], method="asymptotic")
         >>> sorted(res.to_dict())[:3]
-        ['confidence_level', 'estimate', 'high']
+        ['confidence_level', 'estimate', 'fastkappa_version']
         >>> json.loads(json.dumps(res.to_dict()))["method"]
         'asymptotic'
         """
