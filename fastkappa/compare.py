@@ -259,8 +259,8 @@ def compare(
     k = encs[0].n_classes
     wmat = encs[0].weights
     n_input = encs[0].n_input
-    t_slots = encs[0]._slots(encs[0].t)
-    p_slots = np.stack([e._slots(e.p) for e in encs])
+    t_slots = encs[0].slots(encs[0].t)
+    p_slots = np.stack([e.slots(e.p) for e in encs])
     keep_mask = (t_slots < k) & np.all(p_slots < k, axis=0)
     keep = None if keep_mask.all() else keep_mask
     if not keep_mask.any():

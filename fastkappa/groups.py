@@ -24,7 +24,7 @@ from ._core.config import (
     GUESS_SAMPLE,
     LUT_RANGE_MAX,
 )
-from ._core.dispatch import chunked, minmax, n_chunks_for, sum_partials
+from ._core.dispatch import chunked, kernels, minmax, n_chunks_for, sum_partials
 from ._core.encode import encode_pair
 from ._core.encoding import int_lut as _int_lut
 from ._core.encoding import is_plain_range as _is_plain_range
@@ -149,10 +149,10 @@ def _count_groups(enc, gv, goff, glut, g: int):
     n_chunks = min(n_chunks_for(n), max(1, GROUP_PARTIALS_MAX // ((g + 1) * s * s)))
     direct = all(_is_plain_range(lut) for lut in (glut, t.lut, p.lut))
     if enc.sample_weight is None:
-        flat = chunked("_accumulate_group_confusion", n, gv, goff, glut, t.values, t.off,
+        flat = chunked(kernels().group_confusion, n, gv, goff, glut, t.values, t.off,
                        t.lut, p.values, p.off, p.lut, s, direct, g, n_chunks=n_chunks)
         return sum_partials(flat, g + 1, s, s), None
-    wflat, flat = chunked("_accumulate_group_confusion_weighted", n, gv, goff, glut,
+    wflat, flat = chunked(kernels().group_confusion_weighted, n, gv, goff, glut,
                           t.values, t.off, t.lut, p.values, p.off, p.lut,
                           enc.sample_weight, s, direct, g, n_chunks=n_chunks)
     return sum_partials(flat, g + 1, s, s), sum_partials(wflat, g + 1, s, s)
@@ -327,7 +327,7 @@ def kappa_by_group(
         kept = counts[:, :k, :k].sum(axis=0)
         seen = (kept.sum(axis=0) + kept.sum(axis=1)) > 0
     # validates y_true / y_pred (bad values, missing values) exactly as cohen_kappa
-    enc._check_table(counts.sum(axis=0), None if wsum is None else wsum.sum(axis=0))
+    enc.check_table(counts.sum(axis=0), None if wsum is None else wsum.sum(axis=0))
     if provisional:
         enc.finish_classes()
         keep_slots = np.concatenate([np.flatnonzero(seen), np.arange(k, s)])

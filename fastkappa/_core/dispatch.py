@@ -134,9 +134,6 @@ def kernels() -> CountingKernels:
 
 #: kernel names groups.py still passes to :func:`chunked` (its owner switches
 #: them to ``kernels().group_confusion...`` and deletes this table)
-_BY_NAME = {"_accumulate_group_confusion": "group_confusion",
-            "_accumulate_group_confusion_weighted": "group_confusion_weighted"}
-
 _thread = threading.local()
 
 
@@ -152,7 +149,7 @@ def use_serial_kernels() -> None:
     _thread.serial = True
 
 
-def chunked(kernel: KernelPair | str, n: int, *args, n_chunks: int | None = None):
+def chunked(kernel: KernelPair, n: int, *args, n_chunks: int | None = None):
     """Run a counting ``kernel`` (a pair from :func:`kernels`) over ``n`` rows.
 
     Its serial twin below the parallel threshold (or, for an exact kernel, on
@@ -160,8 +157,6 @@ def chunked(kernel: KernelPair | str, n: int, *args, n_chunks: int | None = None
     with ``n_chunks_for(n)`` blocks (or ``n_chunks``, when the caller caps it).
     Both return per-chunk partials with a leading chunk axis.
     """
-    if isinstance(kernel, str):
-        kernel = getattr(kernels(), _BY_NAME[kernel])
     if n_chunks is None:
         n_chunks = n_chunks_for(n)
     if n_chunks == 1 or (kernel.exact and getattr(_thread, "serial", False)):

@@ -392,11 +392,6 @@ class EncodedPair:
             self._keep = (self.slots(self.t) < k) & (self.slots(self.p) < k)
         return self._keep
 
-    # compare.py and groups.py (other owners) still call these names; they switch
-    # to slots() and check_table() and then these two lines go
-    _slots = slots
-    _check_table = check_table
-
     def indices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Dense class indices of the kept rows: ``(t_idx, p_idx, weights)``.
 
