@@ -80,8 +80,6 @@ def _dispatchers() -> dict:
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
-            # parallel and canonical kernels are wrapped: their dispatcher is inside
-            obj = getattr(obj, "dispatcher", obj)
             if isinstance(obj, CPUDispatcher):
                 out[f"{short}.{name}"] = obj
     return out
