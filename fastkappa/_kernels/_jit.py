@@ -6,6 +6,7 @@ import functools
 import threading
 
 import numba
+import numpy as np
 
 from . import _cache
 
@@ -46,8 +47,36 @@ def run_parallel(kernel, *args):
         return out
 
 
+#: serial kernels cast small integer label arrays to int64 up to this many
+#: elements (the serial kernels' range: ``PARALLEL_MIN_ROWS`` rows); the copy
+#: costs at most 2 MiB and a fraction of a millisecond, a new specialisation
+#: a second or more of compiling
+CANONICAL_MAX_SIZE = 1 << 18
+#: integer kinds that cast to int64 without changing a value (uint64 may not)
+_CANONICAL_CASTS = frozenset(np.dtype(d) for d in (
+    "bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"))
 
-def jit(*, parallel: bool = False, fastmath: bool = False):
+
+def canonical_args(args: tuple, positions: tuple[int, ...]) -> tuple:
+    """``args`` with the small integer or boolean arrays at ``positions`` as int64.
+
+    So that a serial kernel compiles once for every integer label type (and
+    every mixed pair) instead of once per dtype pair.  Values never change:
+    only types that int64 holds exactly are cast, and arrays above
+    :data:`CANONICAL_MAX_SIZE` keep their type (the parallel kernels, which
+    run on those, specialise per dtype rather than pay an extra pass).
+    """
+    out = list(args)
+    for i in positions:
+        a = out[i]
+        if (isinstance(a, np.ndarray) and a.dtype in _CANONICAL_CASTS
+                and a.size <= CANONICAL_MAX_SIZE):
+            out[i] = a.astype(np.int64)
+    return tuple(out)
+
+
+def jit(*, parallel: bool = False, fastmath: bool = False,
+        canonical: tuple[int, ...] = ()):
     """Return a lazy ``numba.njit`` decorator with fastkappa's fixed options.
 
     Compiled kernels are cached on disk so a new process reuses them, in a
@@ -63,6 +92,11 @@ def jit(*, parallel: bool = False, fastmath: bool = False):
     layer numba can pick (``workqueue`` is serialised); such kernels are
     called from Python only, never from another kernel.  The compiled
     dispatcher is the wrapper's ``dispatcher`` attribute.
+
+    ``canonical`` lists the positions of integer label arrays that a kernel
+    called from Python only takes: small ones are cast to int64 first
+    (:func:`canonical_args`), so one compiled specialisation serves every
+    integer label type.  Such a kernel is wrapped the same way.
     """
     # cache=False: numba's own cache=True would write beside the source
     decorate = numba.njit(
@@ -76,12 +110,16 @@ def jit(*, parallel: bool = False, fastmath: bool = False):
     def wrap(func):
         dispatcher = decorate(func)
         _cache.enable(dispatcher)
-        if not parallel:
+        if not parallel and not canonical:
             return dispatcher
 
         @functools.wraps(func)
         def call(*args):
-            return run_parallel(dispatcher, *args)
+            if canonical:
+                args = canonical_args(args, canonical)
+            if parallel:
+                return run_parallel(dispatcher, *args)
+            return dispatcher(*args)
 
         call.dispatcher = dispatcher
         return call

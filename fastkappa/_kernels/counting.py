@@ -118,7 +118,7 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, n_chunks)
     return out
 
 
-@jit()
+@jit(canonical=(0, 3))
 def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     out = np.zeros((1, s * s), dtype=np.int64)
     _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0])
@@ -214,7 +214,7 @@ def _accumulate_confusion_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct
     return out
 
 
-@jit()
+@jit(canonical=(0, 3))
 def _accumulate_confusion_counted_serial(t, t_off, t_lut, p, p_off, p_lut, c, s, direct):
     out = np.zeros((1, s * s), dtype=np.int64)
     _count_block_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct, out[0])
@@ -390,7 +390,7 @@ def _weight_stats(w, n_chunks):
     return out
 
 
-@jit()
+@jit(canonical=(0,))
 def _histogram(a, off, n_bins):
     """Counts of ``a - off`` over ``0..n_bins-1`` (values must be in range)."""
     out = np.zeros(n_bins, dtype=np.int64)
@@ -615,7 +615,7 @@ def _weight_stats_serial(w):
     return out
 
 
-@jit()
+@jit(canonical=(0,))
 def _minmax_serial(a):
     out = np.empty((1, 2), dtype=np.int64)
     r = _minmax_block(a)
@@ -624,7 +624,7 @@ def _minmax_serial(a):
     return out
 
 
-@jit()
+@jit(canonical=(0, 1))
 def _accumulate_quadratic_sums_serial(a, b, wide):
     out = np.zeros((1, 7), dtype=np.int64)
     r = _quadratic_sums(a, b, wide)
@@ -633,7 +633,7 @@ def _accumulate_quadratic_sums_serial(a, b, wide):
     return out
 
 
-@jit()
+@jit(canonical=(0, 3))
 def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s, direct):
     out = np.zeros((1, s * s), dtype=np.float64)
     cnt = np.zeros((1, s * s), dtype=np.int64)
@@ -641,7 +641,7 @@ def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s
     return out, cnt
 
 
-@jit()
+@jit(canonical=(0, 3, 6))
 def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
                                        direct, n_groups):
     out = np.zeros((1, (n_groups + 1) * s * s), dtype=np.int64)
@@ -649,7 +649,7 @@ def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_of
     return out
 
 
-@jit()
+@jit(canonical=(0, 3, 6))
 def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off,
                                                 p_lut, w, s, direct, n_groups):
     size = (n_groups + 1) * s * s
@@ -660,7 +660,7 @@ def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut
     return out, cnt
 
 
-@jit()
+@jit(canonical=(0, 3))
 def _accumulate_kappa_sums_serial(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat,
                                   s, direct):
     k = s - 3
