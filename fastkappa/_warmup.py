@@ -80,6 +80,10 @@ def _dispatchers() -> dict:
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
+            # serial kernels wrapped to take canonical int64 labels count as their
+            # dispatcher (parallel wrappers are checked through their callers' runs)
+            if getattr(obj, "parallel", True) is False:
+                obj = obj.dispatcher
             # a kernel once, under the module that defines it (not where it is imported)
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
                 out[f"{short}.{name}"] = obj

@@ -122,6 +122,7 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
             return dispatcher(*args)
 
         call.dispatcher = dispatcher
+        call.parallel = parallel
         return call
 
     return wrap
