@@ -53,6 +53,8 @@ CALLS = {
     "`kappa_by_group`": "fk.kappa_by_group(y, a, site)",
     "`optimize_thresholds`": "fk.optimize_thresholds(y, s)",
     "`CohenKappa.update` + `compute`": "fk.CohenKappa(n_classes=5).update(y, a).compute()",
+    "`fleiss_kappa` (3 raters)": "fk.fleiss_kappa(np.stack([y, a, b], axis=1))",
+    "`agreement` (3 raters, asymptotic)": "fk.agreement(np.stack([y, a, b], axis=1))",
 }
 
 
