@@ -41,6 +41,7 @@ import numpy as np
 
 from ._core import weights as _weights
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
+from ._core.dispatch import threshold_kernels
 from ._core.encode import encode_pair
 from ._core.options import check_nan_policy, check_sample_weight
 from ._core.rows import expand_frequency, take_rows
@@ -53,10 +54,7 @@ MAX_ITER = 100
 CURVE_POINTS = 256
 
 
-def _kernels():
-    from ._kernels import thresholds
-
-    return thresholds
+_kernels = threshold_kernels
 
 
 # --------------------------------------------------------------------------- validation

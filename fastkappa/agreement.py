@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 
 from . import raters as _r
 from ._agreement_result import _TITLES, Agreement, AgreementRow
+from ._core.dispatch import raters_kernels
 from ._raters_input import RatingsTable, encode_ratings
 from .exceptions import UndefinedKappaWarning
 
@@ -461,7 +462,7 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
     if clusters is None:
         return _r.Units(model.features, model.type_counts, None)
     from ._core.units import encode_clusters
-    from ._kernels import raters as kern
+    kern = raters_kernels()
 
     scored = model.item_type >= 0
     if table.row_item is not None and len(clusters) == len(table.row_item) != table.n_input:

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from ._agreement_result import Agreement
 from ._core.columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.dispatch import raters_kernels
 from ._core.encode import check_labels as _check_labels
 from ._raters_input import (
     RatingsTable,
@@ -253,7 +254,7 @@ class AgreementAccumulator:
         self._kind = snapshot[3]
 
     def _write(self, gi: np.ndarray, gr: np.ndarray, slots: np.ndarray) -> None:
-        from ._kernels import raters as kern
+        kern = raters_kernels()
 
         self._grow(len(self._items), len(self._raters))
         dup = kern._write_ratings(self._codes, gi.astype(np.int64, copy=False),

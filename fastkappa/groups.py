@@ -24,7 +24,7 @@ from ._core.config import (
     GUESS_SAMPLE,
     LUT_RANGE_MAX,
 )
-from ._core.dispatch import chunked, kernels, minmax, n_chunks_for, sum_partials
+from ._core.dispatch import chunked, counting_kernels, kernels, minmax, n_chunks_for, sum_partials
 from ._core.encode import encode_pair
 from ._core.encoding import int_lut as _int_lut
 from ._core.encoding import is_plain_range as _is_plain_range
@@ -61,8 +61,7 @@ def _encode_groups(groups, n: int, guess: bool = False):
     if length != n:
         raise ValueError(f"`groups` must have one id per row: got {length} ids for {n} rows.")
     if isinstance(col, IntColumn):
-        from ._kernels import counting
-
+        counting = counting_kernels()
         v = col.values
         guessed = guess and n > GUESS_SAMPLE
         if guessed:

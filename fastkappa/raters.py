@@ -40,6 +40,7 @@ import numpy as np
 from ._core import weights as _weights
 from ._core.config import POISSON_MIN_TYPES_PER_ROOT
 from ._core.config import RATERS_TYPES_PER_UNIT_MAX as TYPES_PER_UNIT_MAX
+from ._core.dispatch import raters_kernels
 from ._raters_input import RatingsTable, distinct_rows
 
 COEFFICIENTS = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac",
@@ -556,7 +557,7 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     entries.
     """
     from ._core.units import SERIAL_MAX_DRAWS, block_seeds, poisson_tables
-    from ._kernels import raters as kern
+    kern = raters_kernels()
 
     feats, counts = units.features, units.counts
     n_units = int(counts.sum())

@@ -73,6 +73,13 @@ def raters_kernels():
     return raters
 
 
+def sampling_kernels():
+    """The random-number and sampling kernels (importing them imports numba)."""
+    from .._kernels import sampling
+
+    return sampling
+
+
 def threshold_kernels():
     """The threshold-search kernels (importing them imports numba)."""
     from .._kernels import thresholds

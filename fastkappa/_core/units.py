@@ -48,18 +48,10 @@ from .config import (
     SPARSE_MIN_CLASSES,
     TYPES_PER_UNIT_MAX,
 )
+from .dispatch import resampling_kernels, sampling_kernels
 
-
-def _kernels():
-    from .._kernels import resampling
-
-    return resampling
-
-
-def _sampling():
-    from .._kernels import sampling
-
-    return sampling
+_kernels = resampling_kernels
+_sampling = sampling_kernels
 
 
 # --------------------------------------------------------------------------- seeds
