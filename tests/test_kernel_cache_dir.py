@@ -104,3 +104,29 @@ def test_enable_is_a_no_op_without_a_dispatcher():
 
     _cache.enable(plain)  # NUMBA_DISABLE_JIT=1 hands the plain function: nothing to do
     assert not hasattr(plain, "_cache")
+
+
+def test_cache_stamp_covers_the_sibling_kernel_modules(tmp_path):
+    """Kernels inline helpers from sibling modules (``sampling.py``): the cache's
+    source stamp hashes the whole folder, so a change in a sibling invalidates them."""
+    from fastkappa._kernels import _cache
+
+    (tmp_path / "resampling.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "sampling.py").write_text("def g():\n    return 2\n")
+    (tmp_path / "notes.txt").write_text("not a module")
+    before = _cache._folder_stamp(str(tmp_path))
+    assert before == _cache._folder_stamp(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("still not a module")
+    assert _cache._folder_stamp(str(tmp_path)) == before
+    (tmp_path / "sampling.py").write_text("def g():\n    return 3\n")
+    assert _cache._folder_stamp(str(tmp_path)) != before
+
+
+def test_kernel_locator_uses_the_folder_stamp():
+    from fastkappa._kernels import _cache, resampling
+
+    kernel = resampling._bootstrap_kappa_types_serial
+    disp = getattr(kernel, "dispatcher", kernel)
+    py_file = disp.py_func.__code__.co_filename
+    locator = _cache._UserFolderLocator(disp.py_func, py_file, _cache.cache_dir())
+    assert locator.get_source_stamp() == _cache._folder_stamp(os.path.dirname(py_file))

@@ -29,6 +29,7 @@ that the files land here and are read back by a new process.
 from __future__ import annotations
 
 import getpass
+import hashlib
 import os
 import sys
 import tempfile
@@ -95,6 +96,12 @@ class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
     def get_cache_path(self):
         return self._cache_path
 
+    def get_source_stamp(self):
+        """A hash of every module of the kernel's folder, not of its own file only:
+        kernels inline helpers from their siblings (``sampling.py``), so a change
+        there must invalidate them too."""
+        return _folder_stamp(os.path.dirname(os.path.abspath(self._py_file)))
+
     @classmethod
     def from_function(cls, py_func, py_file):
         roots = list(_candidate_roots())
@@ -106,6 +113,19 @@ class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
         except OSError:  # not creatable or not writable: the next candidate
             return None
         return self
+
+
+def _folder_stamp(folder: str) -> bytes:
+    """SHA-256 over the content hashes of the ``.py`` files in ``folder`` (numba's
+    own per-file hash, memoised on each file's mtime and size)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            path = os.path.join(folder, name)
+            st = os.stat(path)
+            digest.update(name.encode())
+            digest.update(caching._hash_source_file(path, st.st_mtime, st.st_size))
+    return digest.digest()
 
 
 def _rank_locator(rank: int) -> type:
