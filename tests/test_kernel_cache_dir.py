@@ -127,6 +127,7 @@ def test_kernel_locator_uses_the_folder_stamp():
 
     kernel = resampling._bootstrap_kappa_types_serial
     disp = getattr(kernel, "dispatcher", kernel)
-    py_file = disp.py_func.__code__.co_filename
-    locator = _cache._UserFolderLocator(disp.py_func, py_file, _cache.cache_dir())
+    func = getattr(disp, "py_func", disp)  # a plain function under NUMBA_DISABLE_JIT=1
+    py_file = func.__code__.co_filename
+    locator = _cache._UserFolderLocator(func, py_file, _cache.cache_dir())
     assert locator.get_source_stamp() == _cache._folder_stamp(os.path.dirname(py_file))
