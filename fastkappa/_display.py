@@ -202,11 +202,21 @@ def html_with_heading(heading: str, *tables: str) -> str:
 # --------------------------------------------------------------------------- KappaCI
 
 
+def _ci_subject(weights) -> str:
+    """What a KappaCI line names: ``kappa`` unweighted, else the weighting too."""
+    name = weights_name(weights)
+    if name in (None, "none"):
+        return "kappa"
+    return {"quadratic": "quadratic-weighted kappa"}.get(name, kappa_name(name))
+
+
 def kappa_ci_text(res, spec: str = "") -> str:
-    """``kappa = 0.68 (95% CI 0.48 to 0.88, asymptotic)``; decimals from ``spec`` or
-    the fewest (two to four) that tell the three numbers apart."""
+    """``kappa = 0.68 (95% CI 0.48 to 0.88, asymptotic)``, or
+    ``quadratic-weighted kappa = 0.86 (...)`` with weights; decimals from ``spec``
+    or the fewest (two to four) that tell the three numbers apart."""
     d = digits_for(res.estimate, res.low, res.high)
-    return (f"kappa = {number(res.estimate, d, spec)} ({level(res.confidence_level)} CI "
+    return (f"{_ci_subject(res.weights)} = {number(res.estimate, d, spec)} "
+            f"({level(res.confidence_level)} CI "
             f"{number(res.low, d, spec)} to {number(res.high, d, spec)}, "
             f"{method_label(res.method)})")
 

@@ -104,7 +104,7 @@ def _graded(n=1500, seed=0):
 
 
 STR_PATTERN = re.compile(
-    r"^kappa = (\S+) \(([\d.]+)% CI (\S+) to (\S+), (BCa|percentile|basic|asymptotic)\)$")
+    r"^quadratic-weighted kappa = (\S+) \(([\d.]+)% CI (\S+) to (\S+), (BCa|percentile|basic|asymptotic)\)$")
 
 
 @pytest.mark.parametrize("method", ["bca", "percentile", "basic", "asymptotic"])
@@ -151,6 +151,18 @@ def test_kappa_ci_text_and_html_show_the_fields(method):
         assert "replicates" not in rows  # none were drawn
     else:
         assert rows["replicates"] == f"{res.n_resamples:,} ({res.n_undefined:,} undefined)"
+
+
+@pytest.mark.parametrize(("weights", "subject"), [
+    (None, "kappa"), ("linear", "linear-weighted kappa"),
+    ("quadratic", "quadratic-weighted kappa"),
+    (1 - np.eye(3), "custom-weighted kappa")])
+def test_kappa_ci_text_names_its_weighting(weights, subject):
+    y = np.array([0, 1, 2, 2, 1, 0, 2, 1, 0, 1] * 5)
+    p = np.array([0, 1, 2, 1, 1, 0, 2, 2, 0, 0] * 5)
+    res = fk.kappa_ci(y, p, weights=weights, method="asymptotic")
+    assert str(res).startswith(f"{subject} = ")
+    assert f"{res:.4f}".startswith(f"{subject} = {res.estimate:.4f} (95% CI ")
 
 
 def test_kappa_ci_html_more_decimals_when_four_would_merge():

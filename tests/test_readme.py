@@ -143,7 +143,7 @@ def test_extraction_finds_the_readme_blocks_and_their_outputs():
     blocks = code_blocks(ROOT / "README.md")
     assert len(blocks) >= 4
     claimed = [c for _, code in blocks for _, c in _expected_outputs(code) if c]
-    assert any(c.startswith("kappa = ") for c in claimed)
+    assert any(c.startswith("quadratic-weighted kappa = ") for c in claimed)
     # the checker fails on a wrong claim (so the test above can fail)
     with pytest.raises(AssertionError, match="the document shows"):
         run_block("1 + 1\n# 3\n", {}, "example")
