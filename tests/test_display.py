@@ -104,7 +104,8 @@ def _graded(n=1500, seed=0):
 
 
 STR_PATTERN = re.compile(
-    r"^quadratic-weighted kappa = (\S+) \(([\d.]+)% CI (\S+) to (\S+), (BCa|percentile|basic|asymptotic)\)$")
+    r"^quadratic-weighted kappa = (\S+) \(([\d.]+)% CI (\S+) to (\S+), "
+    r"(BCa|percentile|basic|asymptotic)\)$")
 
 
 @pytest.mark.parametrize("method", ["bca", "percentile", "basic", "asymptotic"])
