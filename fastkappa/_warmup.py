@@ -80,9 +80,9 @@ def _dispatchers() -> dict:
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
-            # serial kernels wrapped to take canonical int64 labels count as their
-            # dispatcher (parallel wrappers are checked through their callers' runs)
-            if getattr(obj, "parallel", True) is False:
+            # kernels behind a wrapper (serial ones taking canonical int64 labels,
+            # parallel ones run in fixed blocks) count as their dispatcher
+            if callable(obj) and hasattr(obj, "dispatcher"):
                 obj = obj.dispatcher
             # a kernel once, under the module that defines it (not where it is imported)
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
@@ -116,6 +116,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
 
     rng = np.random.default_rng(0)
     n_large = max(n_large, PARALLEL_MIN_ROWS)
+    n_raters_large = PARALLEL_MIN_ROWS // 4 + 1  # items x 4 raters >= PARALLEL_MIN_ROWS
 
     def graded(n):
         t = rng.integers(0, 5, n)
@@ -246,6 +247,22 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         acc = AgreementAccumulator()
         acc.update(item=item[keep], rater=rater[keep], label=ratings.ravel()[keep])
         acc.compute()
+        # the parallel encoders start at PARALLEL_MIN_RATINGS ratings (2^23): reach
+        # them on a panel of 2^18 ratings with the threshold lowered for the step
+        from . import _raters_input
+
+        big = np.where(rng.random((n_raters_large, 4)) < 0.6,
+                       rng.integers(0, 5, n_raters_large)[:, None],
+                       rng.integers(0, 5, (n_raters_large, 4))).astype(float)
+        big[rng.random(big.shape) < 0.1] = np.nan
+        saved = _raters_input.PARALLEL_MIN_RATINGS
+        _raters_input.PARALLEL_MIN_RATINGS = 1
+        try:
+            agreement(big)                                                 # encode
+            agreement(np.nan_to_num(big, nan=-1).astype(np.int64), missing=-1)  # scan
+            agreement(big.astype(object))                                  # count codes
+        finally:
+            _raters_input.PARALLEL_MIN_RATINGS = saved
 
     return [
         ("cohen_kappa and confusion_matrix: every label type, serial and parallel", labels),
