@@ -43,6 +43,13 @@ def _dict_codes(values: list, table: dict) -> np.ndarray:
     return out
 
 
+def _n_ids(ids, name: str) -> int:
+    try:
+        return len(ids)
+    except TypeError:
+        raise ValueError(f"`{name}` must be a 1-D sequence of ids, one per row.") from None
+
+
 class _IdIndex:
     """Ids (items or raters) -> codes 0, 1, ... in order of first appearance.
 
@@ -57,6 +64,11 @@ class _IdIndex:
         self._by_code = np.empty(0, dtype=np.int64)   # integer mode: id of each code
         self._sorted = np.empty(0, dtype=np.int64)
         self._sorted_code = np.empty(0, dtype=np.int64)
+        # direct mode (integer ids in a compact range): dmap[id - base] is the id's
+        # code + 1 (0: unseen); the sorted arrays are built only when it is left
+        self._dmap: np.ndarray | None = None
+        self._base = 0
+        self._direct_ok = True
 
     def __len__(self) -> int:
         return len(self._dict) if self._dict is not None else len(self._by_code)
@@ -64,9 +76,72 @@ class _IdIndex:
     def ids(self) -> list:
         return list(self._dict) if self._dict is not None else self._by_code.tolist()
 
+    def _leave_direct(self) -> None:
+        """Integer ids from now on in the sorted arrays (the range stopped being compact)."""
+        self._direct_ok = False
+        if self._dmap is not None:
+            order = np.argsort(self._by_code, kind="stable")
+            self._sorted, self._sorted_code = self._by_code[order], order.astype(np.int64)
+            self._dmap = None
+
     def _to_dict(self) -> None:
+        self._leave_direct()
         if self._dict is None:
             self._dict = {v: c for c, v in enumerate(self._by_code.tolist())}
+
+    def row_codes(self, ids, name: str) -> np.ndarray:
+        """Each row's code (int64), adding new ids: per batch in ascending order.
+
+        Integer ids in a compact range go through a direct map in one pass
+        (no sort, no per-batch copy of the known ids); other ids are numbered
+        per batch first (:func:`_factorize`).
+        """
+        if (self._dict is None and self._direct_ok and isinstance(ids, np.ndarray)
+                and ids.ndim == 1 and len(ids) and ids.dtype.kind in "iu"
+                and (ids.dtype.kind == "i" or ids.dtype.itemsize < 8)):
+            out = self._direct(ids.astype(np.int64, copy=False))
+            if out is not None:
+                return out
+        codes, uniq = _factorize(ids, name, as_array=True)
+        return self.codes(uniq)[codes]
+
+    def _fit(self, lo: int, hi: int, n_new: int) -> bool:
+        """Make the direct map cover ids lo..hi; False (direct mode left) when the
+        range would not be compact: wider than 4 x the ids (known and new) + 1024."""
+        n = len(self._by_code)
+        if self._dmap is None:
+            if n:  # ids arrived before in the sorted arrays: stay there
+                self._direct_ok = False
+                return False
+            base, top = lo, hi
+        else:
+            base, top = min(self._base, lo), max(self._base + len(self._dmap) - 1, hi)
+        size = top - base + 1
+        if size > 4 * (n + n_new) + 1024:
+            self._leave_direct()
+            return False
+        if self._dmap is None:
+            self._dmap, self._base = np.zeros(size, dtype=np.int64), base
+        elif base < self._base or size > len(self._dmap):
+            # doubling: ids that keep growing (files in item order) copy O(ids) in all
+            grown = np.zeros(max(size, 2 * len(self._dmap)), dtype=np.int64)
+            off = self._base - base
+            grown[off:off + len(self._dmap)] = self._dmap
+            self._dmap, self._base = grown, base
+        return True
+
+    def _direct(self, ids: np.ndarray) -> np.ndarray | None:
+        lo, hi = int(ids.min()), int(ids.max())
+        if not self._fit(lo, hi, len(ids)):
+            return None
+        n = len(self._by_code)
+        new_ids = np.empty(min(len(ids), hi - lo + 1), dtype=np.int64)
+        out = np.empty(len(ids), dtype=np.int64)
+        m = raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap, np.int64(n),
+                                           np.int64(lo), np.int64(hi), new_ids, out)
+        if m:
+            self._by_code = np.concatenate([self._by_code, new_ids[:m]])
+        return out
 
     def codes(self, ids) -> np.ndarray:
         """Codes of distinct ``ids`` (a list or 1-D array), adding the new ones."""
@@ -74,7 +149,19 @@ class _IdIndex:
         arr = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=object)
         if self._dict is None and arr.dtype.kind in "iu" and (
                 arr.dtype.kind == "i" or arr.dtype.itemsize < 8):
-            return self._int_codes(arr.astype(np.int64, copy=False))
+            arr = arr.astype(np.int64, copy=False)
+            if (self._dmap is not None and len(arr)
+                    and self._fit(int(arr.min()), int(arr.max()), len(arr))):
+                # new ids numbered in the order given, as the sorted arrays do
+                v = arr - self._base
+                out = self._dmap[v] - 1
+                new = out < 0
+                out[new] = len(self._by_code) + np.arange(np.count_nonzero(new))
+                self._dmap[v[new]] = out[new] + 1
+                self._by_code = np.concatenate([self._by_code, arr[new]])
+                return out
+            self._leave_direct()
+            return self._int_codes(arr)
         self._to_dict()
         return _dict_codes(arr.tolist(), self._dict)
 
@@ -100,6 +187,10 @@ class _IdIndex:
         if self._dict is not None:
             for key in list(self._dict)[n:]:
                 del self._dict[key]
+            return
+        if self._dmap is not None:
+            self._dmap[self._by_code[n:] - self._base] = 0
+            self._by_code = self._by_code[:n]
             return
         keep = self._sorted_code < n
         self._by_code = self._by_code[:n]
@@ -158,7 +249,7 @@ class AgreementAccumulator:
         self._items = _IdIndex()
         self._raters = _IdIndex()
         self._values: dict = {}   # label value -> provisional code (undeclared classes)
-        self._codes = np.full((0, 0), -1, dtype=np.int32)
+        self._codes = np.zeros((0, 0), dtype=np.int32)  # class code + 1; 0: no rating
         self._n_ratings = 0
         return self
 
@@ -179,9 +270,10 @@ class AgreementAccumulator:
         rows, cols = self._codes.shape
         if n_items <= rows and n_raters <= cols:
             return
-        new = np.full((max(n_items, 2 * rows if n_items > rows else rows, 16),
-                       max(n_raters, 2 * cols if n_raters > cols else cols, 4)), -1,
-                      dtype=np.int32)
+        # zeroed memory: the pages beyond the copied part are touched only when used
+        new = np.zeros((max(n_items, 2 * rows if n_items > rows else rows, 16),
+                        max(n_raters, 2 * cols if n_raters > cols else cols, 4)),
+                       dtype=np.int32)
         new[:rows, :cols] = self._codes
         self._codes = new
 
@@ -197,8 +289,9 @@ class AgreementAccumulator:
         if isinstance(col, FloatColumn):
             col = whole_float_codes(col, "label")
         if isinstance(col, IntColumn):
-            uniq, inverse = np.unique(col.values, return_inverse=True)
-            col = CodesColumn(inverse.astype(np.int64), uniq, kind="num")
+            # compact integer labels are numbered by counting, not by a sort
+            inverse, uniq = _factorize(col.values, "label", as_array=True)
+            col = CodesColumn(inverse, uniq, kind="num")
         kind = col.kind if len(col.categories) else None
         if kind is not None:
             if self._kind is None:
@@ -225,17 +318,16 @@ class AgreementAccumulator:
         A rater who rates an item twice (in this chunk or across chunks) is a
         ``ValueError``; the accumulator is left unchanged then.
         """
-        item_codes, item_ids = _factorize(item, "item", as_array=True)
-        rater_codes, rater_ids = _factorize(rater, "rater", as_array=True)
         snapshot = self._snapshot()
         try:
             slots = self._label_codes(label)
-            if not len(item_codes) == len(rater_codes) == len(slots):
+            n_item, n_rater = _n_ids(item, "item"), _n_ids(rater, "rater")
+            if not n_item == n_rater == len(slots):
                 raise ValueError(
                     f"`item`, `rater` and `label` must have the same length; got "
-                    f"{len(item_codes)}, {len(rater_codes)} and {len(slots)}.")
-            gi = self._items.codes(item_ids)[item_codes]
-            gr = self._raters.codes(rater_ids)[rater_codes]
+                    f"{n_item}, {n_rater} and {len(slots)}.")
+            gi = self._items.row_codes(item, "item")
+            gr = self._raters.row_codes(rater, "rater")
             self._write(gi, gr, slots)
         except ValueError:
             self._restore(snapshot)
@@ -277,9 +369,9 @@ class AgreementAccumulator:
         if not same:
             raise ValueError("accumulators with different `labels`, `n_classes` or `missing` "
                              "cannot be merged.")
-        codes = other._codes[:other.n_items, :other.n_raters]
-        ii, gg = np.nonzero(codes >= 0)
-        vals = codes[ii, gg]
+        stored = other._codes[:other.n_items, :other.n_raters]
+        ii, gg = np.nonzero(stored)
+        vals = stored[ii, gg] - 1
         snapshot = self._snapshot()
         try:
             if self._declared is None:
@@ -308,7 +400,7 @@ class AgreementAccumulator:
         """The encoded ratings (classes fixed), as the one-shot functions build them."""
         if not len(self._items):
             raise ValueError("the accumulator is empty; call update() with ratings first.")
-        codes = np.ascontiguousarray(self._codes[:self.n_items, :self.n_raters])
+        codes = self._codes[:self.n_items, :self.n_raters] - np.int32(1)
         if self._declared is not None:
             classes, ordered = np.asarray(self._declared), True
         else:

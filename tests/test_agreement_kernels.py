@@ -200,8 +200,8 @@ def test_kernels_as_plain_python_give_the_same_estimates():
 
 
 def test_write_ratings_writes_all_or_nothing():
-    codes = np.full((3, 2), -1, dtype=np.int32)
-    codes[0, 0] = 1
+    codes = np.zeros((3, 2), dtype=np.int32)  # class code + 1; 0: no rating
+    codes[0, 0] = 2
     before = codes.copy()
     item, rater = np.array([1, 2, 0]), np.array([0, 1, 0])
     assert kern._write_ratings(codes, item, rater, np.array([0, 1, 0], np.int32)) == 1
@@ -211,4 +211,23 @@ def test_write_ratings_writes_all_or_nothing():
     np.testing.assert_array_equal(codes, before)
     assert kern._write_ratings(codes, np.array([1, 2]), np.array([1, 0]),
                                np.array([2, -1], np.int32)) == 0
-    assert codes[1, 1] == 2 and codes[2, 0] == -1
+    assert codes[1, 1] == 3 and codes[2, 0] == 0
+
+
+def test_write_ratings_missing_label_then_duplicate():
+    codes = np.zeros((2, 2), dtype=np.int32)
+    # a missing label holds its pair for the batch: the second row is a duplicate
+    assert kern._write_ratings(codes, np.array([0, 0]), np.array([1, 1]),
+                               np.array([-1, 1], np.int32)) == 1
+    assert (codes == 0).all()
+
+
+def test_direct_codes_number_new_ids_in_ascending_order():
+    dmap = np.zeros(10, dtype=np.int64)  # code + 1; 0: unseen
+    dmap[3] = 1  # id 103 known as code 0
+    ids = np.array([107, 103, 101, 107])
+    new_ids, out = np.empty(4, np.int64), np.empty(4, np.int64)
+    m = kern._direct_codes(ids, np.int64(100), dmap, np.int64(1), np.int64(101), np.int64(107),
+                           new_ids, out)
+    assert m == 2 and new_ids[:2].tolist() == [101, 107]
+    assert out.tolist() == [2, 0, 1, 2] and dmap[1] == 2 and dmap[7] == 3

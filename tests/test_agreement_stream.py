@@ -9,6 +9,8 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastkappa as fk
 
@@ -160,3 +162,75 @@ def test_integer_and_string_ids_mix_across_chunks_and_merges(rng):
     assert a._items._dict is None and a.n_ratings == 200
     d = copy.deepcopy(a).merge(c)  # string ids join integer ones: a dict from then on
     assert d._items._dict is not None and d.n_items == a.n_items + c.n_items
+
+
+def test_integer_ids_in_a_compact_range_go_through_a_direct_map():
+    from fastkappa.agreement_stream import _IdIndex
+
+    idx = _IdIndex()
+    # new ids of a batch are numbered in ascending order, as the sorted path does
+    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [2, 0, 1, 0]
+    assert idx._dmap is not None and idx.ids() == [10, 20, 30]
+    # the map grows down and up; known ids keep their codes
+    assert idx.row_codes(np.array([5, 30, 1000]), "item").tolist() == [3, 2, 4]
+    assert idx._base == 5 and idx.ids() == [10, 20, 30, 5, 1000]
+    # distinct ids (a merge) are numbered in the order given
+    assert idx.codes(np.array([40, 7, 10])).tolist() == [5, 6, 0]
+    idx.truncate(4)
+    assert idx.ids() == [10, 20, 30, 5]
+    assert idx.row_codes(np.array([1000, 7], dtype=np.int16), "item").tolist() == [5, 4]
+    # a range far wider than the ids: the sorted arrays from then on, same codes
+    assert idx.row_codes(np.array([10**12, 20]), "item").tolist() == [6, 1]
+    assert idx._dmap is None and not idx._direct_ok
+    assert idx.row_codes(np.array([7, 8]), "item").tolist() == [4, 7]
+    assert idx.ids() == [10, 20, 30, 5, 7, 1000, 10**12, 8]
+
+
+def test_duplicates_in_integer_arrays_leave_the_state_unchanged():
+    acc = fk.AgreementAccumulator()
+    acc.update(np.array([1, 1, 2]), np.array([0, 1, 0]), np.array([0.0, 1.0, np.nan]))
+    assert acc.n_ratings == 2
+    before = acc.table().codes.copy()
+    for item, rater, label in [
+        ([3, 4, 1], [0, 0, 1], [1.0, 1.0, 0.0]),        # rated before
+        ([5, 5], [0, 0], [1.0, 0.0]),                   # twice in the batch
+        ([6, 6], [1, 1], [np.nan, 0.0]),                # twice, the first one missing
+    ]:
+        with pytest.raises(ValueError, match="more than once"):
+            acc.update(np.array(item), np.array(rater), np.array(label))
+        assert acc.n_items == 2 and acc.n_ratings == 2
+        np.testing.assert_array_equal(acc.table().codes, before)
+    acc.update(np.array([8, 8]), np.array([0, 1]), np.array([1.0, 1.0]))
+    assert acc.n_items == 3 and acc.n_ratings == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_items=st.integers(1, 60),
+       n_raters=st.integers(2, 6), spread=st.sampled_from([1, 3, 1000, 10**9]),
+       shift=st.integers(-1000, 1000), dtype=st.sampled_from(["int8", "int16", "int32",
+                                                              "int64", "uint16"]),
+       n_cuts=st.integers(0, 5))
+def test_integer_array_chunks_build_the_table_the_list_path_builds(
+        seed, n_items, n_raters, spread, shift, dtype, n_cuts):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    ids = np.unique(rng.integers(0, n_items * spread, n_items) + shift)
+    ids = ids[(ids >= info.min) & (ids <= info.max)]
+    if len(ids) == 0:
+        ids = np.array([max(info.min, 0)])
+    item = np.repeat(ids, n_raters)
+    rater = np.tile(np.arange(n_raters), len(ids))
+    keep = rng.random(len(item)) < 0.8
+    keep[0] = True
+    order = rng.permutation(np.flatnonzero(keep))
+    item, rater = item[order].astype(dtype), rater[order]
+    label = rng.integers(0, 4, len(item))
+    cuts = np.sort(rng.integers(0, len(item) + 1, n_cuts))
+    fast, slow = fk.AgreementAccumulator(), fk.AgreementAccumulator()
+    for lo, hi in itertools.pairwise([0, *cuts, len(item)]):
+        if hi > lo:
+            fast.update(item[lo:hi], rater[lo:hi], label[lo:hi])
+            slow.update(item[lo:hi].tolist(), rater[lo:hi].tolist(), label[lo:hi].tolist())
+    assert fast._items.ids() == slow._items.ids()
+    np.testing.assert_array_equal(fast.table().codes, slow.table().codes)
+    assert fast.n_ratings == slow.n_ratings == len(item)

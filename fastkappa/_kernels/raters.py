@@ -340,21 +340,59 @@ def _cluster_features(cluster, item_type, features, n_clusters):
 
 @jit()
 def _write_ratings(codes, item, rater, slots):
-    """Write ``slots`` at ``codes[item, rater]`` unless a pair is already rated.
+    """Write ``slots + 1`` at ``codes[item, rater]`` unless a pair is already rated.
 
-    Returns the number of (item, rater) pairs rated before or twice in this
-    batch; when it is not 0 nothing is written (the table is left as it
-    was).  ``-2`` marks the batch's pairs during the check.
+    ``codes`` holds class code + 1, and 0 where no rating is stored (so that a
+    grown table is zeroed memory).  Returns the number of (item, rater) pairs
+    rated before or twice in this batch; when it is not 0 nothing is written
+    (the table is left as it was).  One pass writes; ``-1`` holds a missing
+    label's pair until the end of the batch, so that a second row of that
+    pair counts too.
     """
     n = item.shape[0]
     dup = 0
+    wrote = np.zeros(n, dtype=np.bool_)
+    n_missing = 0
     for j in range(n):
-        c = codes[item[j], rater[j]]
-        if c != -1:
+        i = item[j]
+        r = rater[j]
+        if codes[i, r] != 0:
             dup += 1
         else:
-            codes[item[j], rater[j]] = -2
-    for j in range(n):
-        if codes[item[j], rater[j]] == -2:
-            codes[item[j], rater[j]] = slots[j] if dup == 0 else -1
+            s = slots[j] + 1
+            if s <= 0:
+                s = -1
+                n_missing += 1
+            codes[i, r] = s
+            wrote[j] = True
+    if dup != 0 or n_missing != 0:
+        for j in range(n):
+            if wrote[j] and (dup != 0 or slots[j] < 0):
+                codes[item[j], rater[j]] = 0
     return dup
+
+
+@jit()
+def _direct_codes(ids, base, dmap, first_code, lo, hi, new_ids, out):
+    """Codes of integer ids through a direct map: ``dmap[id - base]`` is the
+    id's code + 1 (0: unseen).
+
+    Ids not seen before get the codes ``first_code, first_code + 1, ...`` in
+    ascending id order (their ids go to ``new_ids``); ``lo``/``hi`` bound the
+    batch's ids.  Writes each row's code to ``out``; returns the number of
+    new ids.
+    """
+    n = ids.shape[0]
+    for j in range(n):
+        v = ids[j] - base
+        if dmap[v] == 0:
+            dmap[v] = -1
+    code = first_code
+    for v in range(lo - base, hi - base + 1):
+        if dmap[v] == -1:
+            code += 1
+            dmap[v] = code
+            new_ids[code - 1 - first_code] = v + base
+    for j in range(n):
+        out[j] = dmap[ids[j] - base] - 1
+    return code - first_code

@@ -1,0 +1,109 @@
+"""Long-format ratings from Parquet: ``fastkappa agreement`` against pyarrow reading.
+
+Usage::
+
+    python benchmarks/agreement_files_speed.py                 # 1e7 rows
+    python benchmarks/agreement_files_speed.py --rows 5e7 --repeats 3
+
+Writes an annotation export once into a temporary folder (deleted at the
+end): ``rows / 5`` items with integer ids, 5 raters each, K = 5 grades
+(raters agree with a true grade 60% of the time), rows shuffled (as exports
+from annotation tools come), pyarrow's default row groups.  Then, interleaved
+and repeated (medians):
+
+* ``pyarrow``: ``pyarrow.parquet.read_table`` of the three columns, the floor
+  any reader pays;
+* ``fk``: ``fastkappa.agreement_files.agreement_file`` (all six coefficients
+  with their asymptotic intervals) in this process;
+* ``cli``: ``python -m fastkappa agreement FILE --item item --rater rater
+  --label label`` in a fresh process (imports and cached kernels included),
+  with its peak RSS.
+
+The answer is checked against ``fk.agreement`` on the arrays read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def write(path: str, n: int, seed: int = 0) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    n_items = n // 5
+    item = np.repeat(np.arange(n_items, dtype=np.int64), 5)[:n]
+    rater = np.tile(np.arange(5, dtype=np.int64), n_items)[:n]
+    truth = rng.integers(0, 5, n_items)
+    label = np.where(rng.random(n) < 0.6, truth[item], rng.integers(0, 5, n))
+    order = rng.permutation(n)
+    pq.write_table(pa.table({"item": item[order], "rater": rater[order],
+                             "label": label[order]}), path)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=float, default=1e7)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    import pyarrow.parquet as pq
+
+    import fastkappa as fk
+    from fastkappa.agreement_files import agreement_file
+
+    n = int(args.rows)
+    tmp = tempfile.mkdtemp()
+    try:
+        path = os.path.join(tmp, "ratings.parquet")
+        write(path, n)
+        cols = ["item", "rater", "label"]
+        t = pq.read_table(path, columns=cols)
+        want = fk.agreement(item=t["item"].to_numpy(), rater=t["rater"].to_numpy(),
+                            label=t["label"].to_numpy())
+        got = agreement_file(path, item="item", rater="rater", label="label")
+        for a, b in zip(got, want, strict=True):
+            assert abs(a.estimate - b.estimate) < 1e-12, a.coefficient
+        del t
+        cli = [sys.executable, "-m", "fastkappa", "agreement", path, "--item", "item",
+               "--rater", "rater", "--label", "label"]
+        subprocess.run(cli, check=True, capture_output=True)  # the kernel cache is warm
+        runs = {
+            "pyarrow read_table": lambda: pq.read_table(path, columns=cols),
+            "fk agreement_file": lambda: agreement_file(path, item="item", rater="rater",
+                                                        label="label"),
+            "fastkappa agreement (fresh process)": lambda: subprocess.run(
+                cli, check=True, capture_output=True),
+        }
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        for r in range(args.repeats):
+            keys = list(runs)
+            for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+                t0 = time.perf_counter()
+                runs[k]()
+                times[k].append(time.perf_counter() - t0)
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        base = statistics.median(times["pyarrow read_table"])
+        print(f"{n:.0e} rows, {n // 5:,} items x 5 raters, shuffled; "
+              f"{os.path.getsize(path) / 2**20:.0f} MiB; load average "
+              f"{os.getloadavg()[0]:.1f}")
+        for k, v in times.items():
+            med = statistics.median(v)
+            print(f"  {k:40s} {med:8.3f} s  ({med / base:.2f}x pyarrow)")
+        print(f"  peak RSS of the command line: {rss:.0f} MiB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
