@@ -533,16 +533,24 @@ class Units:
 
 
 def _sparse_tail(features: np.ndarray, start: int):
-    """Columns from ``start`` on as (index, value) pairs per row (-1: none)."""
+    """Columns from ``start`` on as (index, value) pairs per row (-1: none).
+
+    Indices are int32 (small enough to stay in cache while a replicate walks
+    every type); when every value is 1 (one-hot columns) the values come back
+    with no columns, which the kernel reads as ones.
+    """
     tail = features[:, start:]
     nnz = np.count_nonzero(tail, axis=1)
     q = int(nnz.max()) if len(nnz) else 0
-    idx = np.full((len(tail), q), -1, dtype=np.int64)
-    val = np.zeros((len(tail), q))
+    idx = np.full((len(tail), q), -1, dtype=np.int32)
     rows, cols = np.nonzero(tail)
     slot = np.arange(len(rows)) - np.repeat(np.cumsum(nnz) - nnz, nnz)
     idx[rows, slot] = cols + start
-    val[rows, slot] = tail[rows, cols]
+    values = tail[rows, cols]
+    if np.all(values == 1.0):
+        return idx, np.empty((len(tail), 0))
+    val = np.zeros((len(tail), q))
+    val[rows, slot] = values
     return idx, val
 
 
@@ -566,7 +574,7 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
         dense = np.ascontiguousarray(feats[:, :tail.start])
         idx, val = _sparse_tail(feats, tail.start)
     else:
-        dense, idx, val = feats, np.empty((len(feats), 0), np.int64), np.empty((len(feats), 0))
+        dense, idx, val = feats, np.empty((len(feats), 0), np.int32), np.empty((len(feats), 0))
     if by_index is None:
         by_index = len(counts) > TYPES_PER_UNIT_MAX * n_units
     # units listed type by type: interchangeable within a type, so this order

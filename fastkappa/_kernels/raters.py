@@ -68,12 +68,14 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
     uniform draws of units (cheaper when almost every unit is its own type).
     Features are ``dense[dense_of[t]]`` (the first columns: types sharing a
     dense row are added up first, then each dense row once) plus sparse
-    entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none).
+    entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none; ``sp_val``
+    with no columns: every entry is 1, as Conger's one-hot rater columns).
     """
     n_types = type_counts.shape[0]
     n_groups = dense.shape[0]
     n_dense = dense.shape[1]
     n_sparse = sp_idx.shape[1]
+    unit_values = sp_val.shape[1] == 0
     by_index = unit_type.shape[0] > 0
     fn = np.float64(n_units)
     for rep in range(lo, hi):
@@ -99,7 +101,10 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
                 for e in range(n_sparse):
                     c = sp_idx[t, e]
                     if c >= 0:
-                        out[rep, c] += fm * sp_val[t, e]
+                        if unit_values:
+                            out[rep, c] += fm
+                        else:
+                            out[rep, c] += fm * sp_val[t, e]
         for g in range(n_groups):
             m = group_draws[g]
             if m != 0:
