@@ -25,8 +25,8 @@ rows, which is what a paired comparison needs.
 Determinism
 -----------
 Replicates are split into ``len(block_seeds)`` fixed blocks.  Each block
-reseeds NumPy's generator (numba keeps one per thread) at its start and
-draws all of its replicates inside one ``prange`` iteration, so the result
+seeds a generator of its own (xoshiro256+, ``_kernels.sampling``) at its start
+and draws all of its replicates inside one ``prange`` iteration, so the result
 does not depend on the number of threads or on which thread runs a block.
 The ``*_block`` functions hold one block's work; ``*_serial`` drivers run the
 same blocks in order on one thread and give identical results (cheaper than
@@ -47,7 +47,6 @@ from numba import prange
 
 from ._jit import jit
 from .sampling import (
-    _draw_multinomial,
     _draw_multinomial_fast,
     _draw_multinomial_poisson,
     _rng_init,
@@ -133,13 +132,14 @@ def _kappas_of_types(type_counts, type_ptr, type_cell, type_val, n_cells, cell_t
 def _types_block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
                  wmat, seed, lo, hi, out):
     """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_types`, from one seed."""
-    np.random.seed(seed)  # noqa: NPY002 (numba: legacy API, per-thread state)
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
     drawn = np.empty(type_counts.shape[0], dtype=np.int64)
     joint = np.empty(cell_t.shape[0], dtype=np.float64)
     r = np.empty(k, dtype=np.float64)
     c = np.empty(k, dtype=np.float64)
     for rep in range(lo, hi):
-        _draw_multinomial(type_counts, n_units, n_units, drawn)
+        _draw_multinomial_fast(type_counts, n_units, n_units, drawn, state)
         _accumulate_types(drawn, type_ptr, type_cell, type_val, joint)
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
 
@@ -181,8 +181,10 @@ def _bootstrap_kappa_types_serial(type_counts, type_ptr, type_cell, type_val, n_
 @jit()
 def _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, seed,
                  lo, hi, out):
-    np.random.seed(seed)  # noqa: NPY002 (numba: legacy API, per-thread state)
+    state = np.empty(4, dtype=np.uint64)
+    _rng_init(seed, state)
     n_units = unit_type.shape[0]
+    fn = np.float64(n_units)
     n_cells = cell_t.shape[0]
     joint = np.empty(n_cells, dtype=np.float64)
     r = np.empty(k, dtype=np.float64)
@@ -191,7 +193,7 @@ def _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wm
         for j in range(n_cells):
             joint[j] = 0.0
         for _ in range(n_units):
-            t = unit_type[np.random.randint(0, n_units)]  # noqa: NPY002 (numba: legacy API, per-thread state)
+            t = unit_type[min(np.int64(_uniform(state) * fn), n_units - 1)]
             for e in range(type_ptr[t], type_ptr[t + 1]):
                 joint[type_cell[e]] += type_val[e]
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
@@ -350,9 +352,9 @@ def _assign_types(order, h1, h2, unit_ptr, unit_cell, unit_bits):
 # --------------------------------------------------------------------------- many classes
 #
 # With many classes the dense path above costs O(K^2) per replicate (the
-# expected term ``r @ w @ c``) and one legacy binomial (~130 ns) per occupied
-# cell.  The kernels below keep a replicate at O(occupied cells + K): a fast
-# exact binomial sampler or Poisson variates topped up to N (``_kernels.sampling``),
+# expected term ``r @ w @ c``) and one binomial per occupied cell.  The kernels
+# below keep a replicate at O(occupied cells + K): binomials or Poisson
+# variates topped up to N (``_kernels.sampling``),
 # each cell's classes and weight read from flat arrays, and the expected term in
 # O(K) for the named weights (``wkind``: 0 a custom matrix, 1 unweighted, 2
 # linear, 3 quadratic).

@@ -1,8 +1,5 @@
 """Random draws for the resampling kernels: one generator, exact samplers.
 
-* :func:`_draw_multinomial`: conditional binomials from NumPy's per-thread
-  generator (the dense paths; their replicates for a seed are those of
-  earlier releases);
 * a block-local xoshiro256+ generator (:func:`_rng_init`, :func:`_uniform`)
   and an exact fast binomial (:func:`_binomial`: inversion, or BTRS);
 * :func:`_draw_multinomial_fast`: conditional binomials from that generator;
@@ -20,35 +17,6 @@ import math
 import numpy as np
 
 from ._jit import jit
-
-# --------------------------------------------------------------------------- NumPy's generator
-
-
-@jit()
-def _draw_multinomial(counts, total, n, out):
-    """One Multinomial(n, counts / total) draw into ``out`` (int64).
-
-    Conditional binomials in the order of ``counts`` (put large counts first:
-    the loop stops as soon as all ``n`` trials are placed).  ``counts`` are
-    non-negative integers summing to ``total``.
-    """
-    remaining_n = np.int64(n)
-    remaining = np.int64(total)
-    m = counts.shape[0]
-    for t in range(m):
-        c = np.int64(counts[t])
-        if remaining_n <= 0 or c <= 0:
-            out[t] = 0
-        elif c >= remaining:
-            out[t] = remaining_n
-            remaining_n = 0
-        else:
-            x = np.random.binomial(remaining_n, c / remaining)  # noqa: NPY002 (numba: legacy API, per-thread state)
-            out[t] = x
-            remaining_n -= x
-        remaining -= c
-
-
 
 # --------------------------------------------------------------------------- block generator
 #
@@ -201,7 +169,12 @@ def _binomial(n, p, state):
 
 @jit()
 def _draw_multinomial_fast(counts, total, n, out, state):
-    """:func:`_draw_multinomial` with the fast sampler :func:`_binomial`."""
+    """One Multinomial(n, counts / total) draw into ``out`` (int64), by
+    conditional binomials (:func:`_binomial`) in the order of ``counts``.
+
+    Put large counts first: the loop stops as soon as all ``n`` trials are
+    placed.  ``counts`` are non-negative integers summing to ``total``.
+    """
     remaining_n = np.int64(n)
     remaining = np.int64(total)
     for t in range(counts.shape[0]):
