@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
-from ._core.config import DENSE_PER_ROW, MAX_CLASSES, PARALLEL_MIN_RATINGS
+from ._core.config import DENSE_PER_ROW, MAX_CLASSES, PARALLEL_MIN_RATINGS, PATTERN_MAX_KEYS
 from ._core.dispatch import n_chunks_for
 from ._core.dispatch import raters_kernels as _kernels
 from ._core.encode import (
@@ -35,6 +35,34 @@ from ._core.encoding import float_codes as _float_codes
 
 
 @dataclass(frozen=True, eq=False)
+class Patterns:
+    """Items of a wide panel grouped by their rating row ("pattern").
+
+    Attributes
+    ----------
+    keys : int32 ndarray (n_input,)
+        Pattern key of each item (mixed radix of class code + 1 over the raters).
+    rank : ndarray (n_keys,)
+        Pattern index of each key (-1: key unused).
+    codes : int32 ndarray (T, R)
+        The distinct rating rows (-1: missing).
+    counts : int32 ndarray (T, K)
+        ``r_ik`` of each pattern.
+    n : int64 ndarray (T,)
+        Items with each pattern.
+    """
+
+    keys: np.ndarray
+    rank: np.ndarray
+    codes: np.ndarray
+    counts: np.ndarray
+    n: np.ndarray
+
+    def of_item(self) -> np.ndarray:
+        """Pattern index of every item (one gather over the items)."""
+        return self.rank[self.keys]
+
+
 class RatingsTable:
     """Validated many-rater data with fixed classes.
 
@@ -64,18 +92,53 @@ class RatingsTable:
     row_item : int64 ndarray (n_rows,) or None
         Long format: the item of each input row (items numbered in sorted
         id order), so per-row options such as clusters can be mapped.
+    patterns : Patterns or None
+        Wide numeric input encoded in one pass: items grouped by rating row.
+        ``counts``, ``codes`` and ``rated`` are then built from it only when
+        asked for (the coefficients and their intervals never need them).
     """
 
-    classes: np.ndarray
-    ordered: bool
-    counts: np.ndarray
-    codes: np.ndarray | None
-    rated: np.ndarray | None
-    n_input: int
-    raters: list
-    rater_counts: np.ndarray | None = None
-    row_item: np.ndarray | None = None
-    n_pairable: int | None = None
+    def __init__(self, classes: np.ndarray, ordered: bool, counts: np.ndarray | None = None,
+                 codes: np.ndarray | None = None, rated: np.ndarray | None = None,
+                 n_input: int = 0, raters: list | None = None,
+                 rater_counts: np.ndarray | None = None, row_item: np.ndarray | None = None,
+                 n_pairable: int | None = None, patterns: Patterns | None = None,
+                 n_unrated: int | None = None):
+        self.classes = classes
+        self.ordered = ordered
+        self._counts = counts
+        self._codes = codes
+        self._rated = rated
+        self.n_input = n_input
+        self.raters = list(raters) if raters is not None else []
+        self.rater_counts = rater_counts
+        self.row_item = row_item
+        self.n_pairable = n_pairable
+        self.patterns = patterns
+        self._n_unrated = n_unrated
+
+    @property
+    def counts(self) -> np.ndarray:
+        if self._counts is None:
+            self._counts = self.patterns.counts[self.patterns.of_item()]
+        return self._counts
+
+    @property
+    def codes(self) -> np.ndarray | None:
+        if self._codes is None and self.patterns is not None:
+            self._codes = self.patterns.codes[self.patterns.of_item()]
+        return self._codes
+
+    @property
+    def has_codes(self) -> bool:
+        """Whether the rater of each rating is known (without building ``codes``)."""
+        return self._codes is not None or self.patterns is not None
+
+    @property
+    def rated(self) -> np.ndarray | None:
+        if self._rated is None and self.patterns is not None and self._n_unrated:
+            self._rated = self.patterns.keys != 0  # key 0: no rating at all
+        return self._rated
 
     @property
     def n_classes(self) -> int:
@@ -84,20 +147,19 @@ class RatingsTable:
     @property
     def n_items(self) -> int:
         """Items with at least one rating (the ones scored)."""
-        return self.n_input if self.rated is None else int(np.count_nonzero(self.rated))
+        return self.n_input - self.n_unrated
 
     @property
     def n_unrated(self) -> int:
-        return self.n_input - self.n_items
+        if self._n_unrated is None:
+            rated = self.rated
+            self._n_unrated = 0 if rated is None else self.n_input - int(
+                np.count_nonzero(rated))
+        return self._n_unrated
 
     @property
     def numeric(self) -> bool:
         return self.classes.dtype.kind in "iuf"
-
-
-
-
-
 
 
 def _chunks(n_ratings: int) -> int:
@@ -419,22 +481,22 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     chunks = _chunks(x.size)
     has_missing = missing is not None
     miss = float(missing) if has_missing else 0.0
-    if has_missing:  # the range of the values other than `missing`
-        if chunks == 1:
-            parts = np.zeros((1, 4))
-            kern._scan_numeric_block(x, 0, n, has_missing, miss, parts[0])
-        else:
-            parts = kern._scan_numeric(x, has_missing, miss, np.int64(chunks))
-        lo, hi = parts[:, 0].min(), parts[:, 1].max()
-        if parts[:, 2].sum() or parts[:, 3].sum() or not np.isfinite(lo):
-            return None
+    # the range of the present values (those not NaN and not `missing`), and
+    # whether each is a whole number, in one vectorised pass in memory order
+    flat = x.ravel() if x.flags.c_contiguous else x.T.ravel() if x.flags.f_contiguous else (
+        np.ascontiguousarray(x).ravel())
+    is_float = x.dtype.kind == "f"
+    # integer ratings never equal a `missing` that is not a whole int64
+    scan_missing = has_missing and (is_float or (miss.is_integer() and abs(miss) < 2.0**62))
+    if chunks == 1:
+        parts = np.zeros((1, 3), dtype=np.int64)
+        scan = kern._scan_float_block if is_float else kern._scan_int_block
+        scan(flat, 0, len(flat), scan_missing, miss, parts[0])
     else:
-        # NumPy's vectorised NaN-skipping reductions; a value that is not a whole
-        # number is caught by the encoding pass (counted as invalid)
-        lo, hi = np.fmin.reduce(x, axis=None), np.fmax.reduce(x, axis=None)
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            return None
-    lo, hi = int(lo), int(hi)
+        parts = kern._scan_values(flat, is_float, scan_missing, miss, np.int64(chunks))
+    lo, hi = int(parts[:, 0].min()), int(parts[:, 1].max())
+    if parts[:, 2].sum() or lo > hi:  # not whole, not finite, or nothing present
+        return None
     if labels is None and n_classes is None:
         if hi - lo >= 64:
             return None
@@ -448,6 +510,12 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
         if hi - lo >= (1 << 22):
             return None
     k = len(classes)
+    space = pattern_space(k, x.shape[1], n)
+    if space and hi - lo + 1 == k and np.array_equal(classes, np.arange(lo, hi + 1)):
+        # the classes are every whole number from lo to hi, which bound the
+        # present values: each is a class, so group the items by rating row
+        return _by_patterns(x, lo, classes, has_missing, miss, space,
+                            inferred=labels is None and n_classes is None)
     lut = np.full(hi - lo + 1, k, dtype=np.int32)
     lut[classes - lo] = np.arange(k, dtype=np.int32)
     if chunks == 1:
@@ -464,16 +532,78 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
         return None
     if labels is None and n_classes is None:
         used = np.flatnonzero(summary[1])
-        if len(used) == 0:
-            return None
         if len(used) < k:
-            remap = np.full(k + 1, -1, dtype=np.int32)
-            remap[used] = np.arange(len(used), dtype=np.int32)
-            codes = remap[codes]
-            table = np.ascontiguousarray(table[:, used])
-            classes = classes[used]
+            codes, table, classes = _drop_unused(used, codes, table, classes)
             summary = (summary[0], summary[1][used], summary[2])
     return _finish(codes, classes, True, list(range(x.shape[1])), table, summary)
+
+
+def _drop_unused(used: np.ndarray, codes: np.ndarray, counts: np.ndarray, classes: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep the classes ``used`` (inferred from the range lo..hi, which may have gaps):
+    renumber the codes (-1 stays missing) and drop the unused count columns."""
+    remap = np.full(len(classes) + 1, -1, dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    return remap[codes], np.ascontiguousarray(counts[:, used]), classes[used]
+
+
+def pattern_space(k: int, n_raters: int, n: int) -> int:
+    """Number of possible rating rows, ``(k + 1) ** n_raters``, when small enough to
+    count them in a dense table (at most :data:`PATTERN_MAX_KEYS`, and not far
+    beyond the number of items); else 0."""
+    space = (k + 1) ** n_raters
+    return space if space <= min(PATTERN_MAX_KEYS, max(1 << 16, 2 * n)) else 0
+
+
+def _by_patterns(x: np.ndarray, first: int, classes: np.ndarray, has_missing: bool,
+                 miss: float, space: int, inferred: bool) -> RatingsTable | None:
+    """One pass over wide numeric ratings that groups the items by rating row.
+
+    Every present value is a whole number in ``first .. first + K - 1``
+    (checked by the caller).  Nothing of size items x raters or items x
+    classes is written: each item gets one int32 key, and the distinct rows
+    are decoded from the counts of the keys.
+    """
+    kern = _kernels()
+    n, n_raters = x.shape
+    k = len(classes)
+    n_ratings = x.size
+    # per-block key tables stay small: fewer blocks when the key space is large
+    chunks = 1 if n_ratings < PARALLEL_MIN_RATINGS else max(
+        1, min(n_chunks_for(n_ratings), (1 << 21) // space))
+    marker = miss if has_missing else np.nan  # NaN: no value equals it
+    if chunks == 1:
+        keys = np.empty(n, dtype=np.int32)
+        cnt = np.zeros(space, dtype=np.int64)
+        kern._pattern_keys_block(x, np.int64(first), np.int64(k + 1), marker, 0, n, keys, cnt)
+    else:
+        keys, cnt = kern._pattern_keys(x, np.int64(first), np.int64(k + 1), marker,
+                                       np.int64(space), np.int64(chunks))
+    used = np.flatnonzero(cnt)
+    per = cnt[used]
+    rank = np.full(space, -1, dtype=np.int64)
+    rank[used] = np.arange(len(used))
+    # decode the rows: digit g of a key is rater g's class code + 1
+    codes = (used[:, None] // (k + 1) ** np.arange(n_raters, dtype=np.int64)) % (k + 1) - 1
+    codes = codes.astype(np.int32)
+    onehot = np.zeros((len(used), k + 1), dtype=np.int32)
+    rows = np.arange(len(used))
+    for g in range(n_raters):  # each row once per rater: no repeated index
+        onehot[rows, codes[:, g] + 1] += 1
+    counts = np.ascontiguousarray(onehot[:, 1:])
+    per_class = per @ counts
+    if inferred:  # classes are the values present: drop the gaps of the range
+        kept = np.flatnonzero(per_class)
+        if len(kept) < k:
+            codes, counts, classes = _drop_unused(kept, codes, counts, classes)
+    m = counts.sum(axis=1)
+    rater_counts = per @ (codes >= 0)
+    patterns = Patterns(keys=keys, rank=rank, codes=codes, counts=counts, n=per)
+    return RatingsTable(classes=classes, ordered=True, n_input=n,
+                        raters=list(range(n_raters)),
+                        rater_counts=rater_counts.astype(np.int64),
+                        n_pairable=int(per[m >= 2].sum()), patterns=patterns,
+                        n_unrated=int(per[m == 0].sum()))
 
 
 def _finish(codes: np.ndarray, classes, ordered: bool, raters: list,
@@ -537,4 +667,4 @@ def distinct_rows(mat: np.ndarray, lo: int | None = None, hi: int | None = None
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), cnt.astype(np.int64)
 
 
-__all__ = ["RatingsTable", "distinct_rows", "encode_ratings"]
+__all__ = ["Patterns", "RatingsTable", "distinct_rows", "encode_ratings"]

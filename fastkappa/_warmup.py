@@ -235,6 +235,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
             agreement(ratings, weights="quadratic", method=method, n_resamples=200,
                          seed=0, clusters=np.arange(n_small) // 2)
         agreement(np.nan_to_num(ratings, nan=-1).astype(np.int64), missing=-1)
+        agreement(ratings, labels=[0, 1, 2, 3, 4, 9])  # classes with a gap: code table
         item = np.repeat(np.arange(n_small), 4)
         rater = np.tile(np.arange(4), n_small)
         keep = ~np.isnan(ratings.ravel())
@@ -258,7 +259,8 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         saved = _raters_input.PARALLEL_MIN_RATINGS
         _raters_input.PARALLEL_MIN_RATINGS = 1
         try:
-            agreement(big)                                                 # encode
+            agreement(big)                                       # group rating rows
+            agreement(big, labels=[0, 1, 2, 3, 4, 9])                       # code table
             agreement(np.nan_to_num(big, nan=-1).astype(np.int64), missing=-1)  # scan
             agreement(big.astype(object))                                  # count codes
         finally:

@@ -433,7 +433,7 @@ del _f
 
 def _check_options(coefficients, population_size, table: RatingsTable):
     if coefficients is None:
-        names = [c for c in _r.COEFFICIENTS if c != "conger_kappa" or table.codes is not None]
+        names = [c for c in _r.COEFFICIENTS if c != "conger_kappa" or table.has_codes]
     else:
         names = [coefficients] if isinstance(coefficients, str) else list(coefficients)
         known = _r.COEFFICIENTS + _r.ON_REQUEST
@@ -464,7 +464,8 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
     from ._core.units import encode_clusters
     kern = raters_kernels()
 
-    scored = model.item_type >= 0
+    item_type = model.item_type
+    scored = item_type >= 0
     if table.row_item is not None and len(clusters) == len(table.row_item) != table.n_input:
         clusters = _item_clusters(clusters, table.row_item, table.n_input)
     elif table.row_item is not None and len(clusters) != table.n_input:
@@ -473,7 +474,7 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
             f"({len(table.row_item)}) or one per item in sorted item-id order "
             f"({table.n_input}); got {len(clusters)}.")
     codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
-    feats = kern._cluster_features(codes, model.item_type[scored], model.features,
+    feats = kern._cluster_features(codes, item_type[scored], model.features,
                                    np.int64(n_clusters))
     uniq, cnt = np.unique(feats, axis=0, return_counts=True)
     order = np.argsort(-cnt, kind="stable")

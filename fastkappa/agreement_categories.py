@@ -19,7 +19,7 @@ def _binary_table(table: RatingsTable, k: int) -> RatingsTable:
     hit = counts[:, k]
     binary = np.stack([hit, counts.sum(axis=1) - hit], axis=1)
     codes = None
-    if table.codes is not None:
+    if table.has_codes:
         codes = np.where(table.codes < 0, -1, np.where(table.codes == k, 0, 1)).astype(
             np.int32)
     classes = np.array([table.classes[k], "other"], dtype=object)

@@ -137,12 +137,19 @@ class Model:
     conger: bool
     features: np.ndarray     # (T, p) per type
     type_counts: np.ndarray  # (T,) items per type
-    item_type: np.ndarray    # (n_input,) type of each item, -1 for unrated items
+    type_of: np.ndarray      # type of each distinct input row (-1: unrated)
+    item_of: object          # (n_input,) distinct row of each item, or a function giving it
     pi: slice
     knk: slice
     o: slice | None
     c: slice | None
     light: slice | None = None
+
+    @property
+    def item_type(self) -> np.ndarray:
+        """(n_input,) type of each item, -1 for unrated items."""
+        of = self.item_of() if callable(self.item_of) else self.item_of
+        return self.type_of[of]
 
     @property
     def total(self) -> np.ndarray:
@@ -156,11 +163,11 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
     """Types (distinct count vectors, or rating rows when Conger is asked) and features."""
     k = table.n_classes
     conger = "conger_kappa" in names
-    if conger and table.codes is None and not table.raters:
+    if conger and not table.has_codes and not table.raters:
         raise ValueError(
             "Conger's kappa needs to know which rater gave which rating; `counts=` input "
             "has anonymous raters. Pass wide `ratings` or long `item=`, `rater=`, `label=`.")
-    if conger and table.codes is None:
+    if conger and not table.has_codes:
         raise ValueError(
             f"Conger's kappa needs the items x raters table, and this panel is sparse "
             f"({table.n_input} items x {len(table.raters)} raters, most pairs unrated), "
@@ -178,28 +185,37 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         if not ordinal:
             top = d.max()
             ka = np.ones((k, k)) if not top > 0 else 1.0 - d / top
+    pat = table.patterns
     if conger or light:
-        first, inverse, type_counts = distinct_rows(table.codes, -1, k - 1)
-        codes = table.codes[first]
-        r = table.counts[first]
-        n_raters = table.codes.shape[1]
+        if pat is not None:  # the distinct rating rows are known already
+            codes, r, type_counts = pat.codes, pat.counts, pat.n
+            inverse, item_of = np.arange(len(pat.n)), pat.of_item
+        else:
+            first, item_of, type_counts = distinct_rows(table.codes, -1, k - 1)
+            codes, r, inverse = table.codes[first], table.counts[first], None
+        n_raters = codes.shape[1]
         silent = np.flatnonzero(table.rater_counts == 0) if conger else []
         if len(silent):
             raise ValueError(
                 f"rater {table.raters[silent[0]]!r} has no rating, so Conger's kappa (which "
                 "averages over raters) is undefined; drop that rater's column.")
+    elif pat is not None:  # count vectors of the distinct rating rows
+        first, inverse, _ = distinct_rows(pat.counts, 0, pat.codes.shape[1])
+        type_counts = np.bincount(inverse, weights=pat.n, minlength=len(first)).astype(
+            np.int64)
+        codes, r, item_of, n_raters = None, pat.counts[first], pat.of_item, 0
     else:
-        most = table.codes.shape[1] if table.codes is not None else None
-        first, inverse, type_counts = distinct_rows(table.counts, 0, most)
-        codes = None
-        r = table.counts[first]
-        n_raters = 0
+        most = table.codes.shape[1] if table.has_codes else None
+        first, item_of, type_counts = distinct_rows(table.counts, 0, most)
+        codes, r, inverse, n_raters = None, table.counts[first], None, 0
     # items without a rating form one type (all-zero counts): not scored
     scored = r.sum(axis=1) > 0
     order = np.flatnonzero(scored)[np.argsort(-type_counts[scored], kind="stable")]
     rank = np.full(len(type_counts), -1, dtype=np.int64)
     rank[order] = np.arange(len(order))
-    item_type = rank[inverse]
+    # type of each item, built only when asked (clusters): from the type of each
+    # distinct row and the row of each item
+    type_of = rank if inverse is None else rank[inverse]
     r = r[order].astype(np.float64)
     type_counts = type_counts[order]
     if codes is not None:
@@ -250,7 +266,7 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
     features = np.ascontiguousarray(np.concatenate(blocks, axis=1))
     return Model(names=tuple(names), k=k, n_raters=n_raters, a=a, ka=ka, ordinal=ordinal,
                  conger=conger, features=features, type_counts=type_counts,
-                 item_type=item_type, pi=pi, knk=knk,
+                 type_of=type_of, item_of=item_of, pi=pi, knk=knk,
                  o=o, c=c, light=lt)
 
 
@@ -259,7 +275,7 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
 
 def check_light_table(table: RatingsTable) -> None:
     """Light's kappa needs rater identity: a ValueError for anonymous or sparse panels."""
-    if table.codes is None:
+    if not table.has_codes:
         what = ("`counts=` input has anonymous raters" if not table.raters else
                 f"this panel is sparse ({table.n_input} items x {len(table.raters)} raters, "
                 "most pairs unrated), which is not supported yet")

@@ -373,6 +373,86 @@ def test_numeric_fast_path_equals_general_path(rng):
     assert fk.gwet_ac(flags) == pytest.approx(fk.gwet_ac(pd.DataFrame(flags)), abs=1e-14)
 
 
+def _table_numbers(res):
+    return {r.coefficient: (r.estimate, r.standard_error, r.low, r.high) for r in res.rows}
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 7), n_raters=st.integers(2, 7),
+       n=st.integers(1, 60), p_missing=st.sampled_from([0.0, 0.2, 0.7]),
+       dtype=st.sampled_from(["float64", "float32", "int8", "int64", "uint16"]),
+       first=st.sampled_from([0, 1, -3]), order=st.sampled_from(["C", "F"]),
+       declare=st.sampled_from([None, "n_classes", "wider"]))
+@pytest.mark.filterwarnings("ignore")
+def test_grouping_by_rating_row_equals_general_path(seed, k, n_raters, n, p_missing, dtype,
+                                                    first, order, declare):
+    """Wide numeric arrays are grouped by rating row in one pass; the result must be
+    the general path's (one column at a time, a DataFrame) to the last digit."""
+    from fastkappa._raters_input import encode_ratings
+
+    if dtype == "uint16" and first < 0:
+        first = 0
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, k, (n, n_raters)).astype(float) + first
+    gone = rng.random(x.shape) < p_missing
+    if dtype.startswith("float"):
+        x[gone] = np.nan
+        kw = {}
+    else:  # integer arrays mark a missing rating with a value
+        x[gone] = first - 1 if first - 1 >= 0 or dtype != "uint16" else 99
+        kw = {"missing": first - 1 if first - 1 >= 0 or dtype != "uint16" else 99}
+    if declare == "n_classes":
+        if first != 0:
+            return
+        kw["n_classes"] = k
+    elif declare == "wider":
+        kw["labels"] = list(range(first - 2, first + k + 1))
+    arr = np.asarray(x, dtype=dtype, order=order)
+    if not np.any(~gone):
+        with pytest.raises(ValueError):
+            fk.agreement(arr, **kw)
+        return
+    if (k + 4) ** n_raters <= 1 << 16:  # few possible rows: the one-pass path ran
+        assert encode_ratings(arr, **kw).patterns is not None
+    frame, fkw = pd.DataFrame(arr), dict(kw)
+    if not dtype.startswith("float"):
+        frame = frame.astype(float).where(~gone)  # the general path, NaN for missing
+        fkw.pop("missing")
+    clusters = np.arange(n) // 3
+    for extra in ({"method": "asymptotic"},
+                  {"method": "bca", "n_resamples": 200, "seed": 3},
+                  {"method": "percentile", "n_resamples": 100, "seed": 1, "clusters": clusters,
+                   "coefficients": ["fleiss_kappa", "conger_kappa"]}):
+        got = _outcome(lambda e=extra: fk.agreement(arr, **e, **kw))
+        want = _outcome(lambda e=extra: fk.agreement(frame, **e, **fkw))
+        if isinstance(want, str) or isinstance(got, str):
+            assert got == want
+            continue
+        assert got[0] == want[0]
+        assert got[1].keys() == want[1].keys()
+        for name in got[1]:
+            np.testing.assert_allclose(got[1][name], want[1][name], rtol=1e-12, atol=1e-14,
+                                       err_msg=name)
+
+
+def _outcome(call):
+    """(items, unrated, classes) and the numbers of each row, or the error message."""
+    try:
+        res = call()
+    except ValueError as err:
+        return str(err)
+    return (res.n_items, res.n_unrated, list(res.classes)), _table_numbers(res)
+
+
+def test_grouping_by_rating_row_falls_back_when_rows_are_many():
+    from fastkappa._raters_input import encode_ratings
+
+    x = np.random.default_rng(0).integers(0, 10, (200, 12)).astype(float)
+    assert encode_ratings(x).patterns is None  # 11**12 possible rows: code table instead
+    assert encode_ratings(x[:, :3]).patterns is not None
+    assert fk.fleiss_kappa(x) == pytest.approx(fk.fleiss_kappa(pd.DataFrame(x)), abs=1e-14)
+
+
 @pytest.mark.parametrize("x, match", [
     (np.array([[1, 7], [1, 2]]), "not one of the declared"),
     (np.array([[1.0, np.inf], [1, 2]]), "inf"),

@@ -44,7 +44,7 @@ def test_parallel_counting_equals_serial(rng):
     np.testing.assert_array_equal(summary[0], (codes >= 0).sum(axis=1))
     np.testing.assert_array_equal(summary[1], want.sum(axis=0))
     np.testing.assert_array_equal(summary[2], (codes >= 0).sum(axis=0))
-    parts = kern._scan_numeric(x, False, 0.0, 4)
+    parts = kern._scan_values(x.ravel(), True, False, 0.0, 4)
     assert (parts[:, 0].min(), parts[:, 1].max(), parts[:, 2].sum()) == (0, 4, 0)
     # a value outside the table is counted as invalid, and a marked value as missing
     c, t, bad, *_ = kern._encode_numeric(x, 0, np.array([0, 1, 2, 3, 5], np.int32), 5, True,
@@ -231,3 +231,48 @@ def test_direct_codes_number_new_ids_in_ascending_order():
                            new_ids, out)
     assert m == 2 and new_ids[:2].tolist() == [101, 107]
     assert out.tolist() == [2, 0, 1, 2] and dmap[1] == 2 and dmap[7] == 3
+
+
+def test_scan_kernels_range_and_bad_values(rng):
+    x = _ratings(rng).ravel()
+    for chunks in (1, 3, 7):
+        parts = kern._scan_values(x, True, True, 4.0, chunks)  # 4 marks a missing rating
+        assert (parts[:, 0].min(), parts[:, 1].max(), parts[:, 2].sum()) == (0, 3, 0)
+    y = x.copy()
+    y[[3, 10, 11]] = [2.5, np.inf, -np.inf]
+    y[20] = 1e300
+    parts = kern._scan_values(y, True, False, 0.0, 2)
+    assert parts[:, 2].sum() == 4  # non-whole, both infinities and a huge value
+    z = np.where(np.isnan(x), -9, x).astype(np.int16)
+    out = np.zeros(3, np.int64)
+    kern._scan_int_block(z, 0, len(z), True, -9.0, out)
+    assert tuple(out) == (0, 4, 0)
+    kern._scan_int_block(z, 0, len(z), False, 0.0, out)
+    assert tuple(out) == (-9, 4, 0)
+    parts = kern._scan_values(z, False, True, -9.0, 3)
+    assert (parts[:, 0].min(), parts[:, 1].max(), parts[:, 2].sum()) == (0, 4, 0)
+
+
+def test_pattern_keys_match_a_loop(rng):
+    x = _ratings(rng)
+    n, r = x.shape
+    want = np.zeros(n, np.int64)
+    for i in range(n):
+        for g in range(r):
+            if not np.isnan(x[i, g]):
+                want[i] += (int(x[i, g]) + 1) * 6**g
+    keys = np.empty(n, np.int32)
+    cnt = np.zeros(6**r, np.int64)
+    kern._pattern_keys_block(x, 0, 6, np.nan, 0, n, keys, cnt)
+    np.testing.assert_array_equal(keys, want)
+    np.testing.assert_array_equal(cnt, np.bincount(want, minlength=6**r))
+    for chunks in (2, 5):
+        k2, c2 = kern._pattern_keys(x, 0, 6, np.nan, 6**r, chunks)
+        np.testing.assert_array_equal(k2, want)
+        np.testing.assert_array_equal(c2, cnt)
+    # ratings 1..5 with 3 marking a missing one, on an integer array
+    y = np.where(np.isnan(x), 3, x + 1).astype(np.int8)
+    k3, _ = kern._pattern_keys(y, 1, 6, 3.0, 6**r, 3)
+    miss = (y == 3)
+    want3 = ((np.where(miss, 0, y.astype(np.int64))) * 6 ** np.arange(r)).sum(axis=1)
+    np.testing.assert_array_equal(k3, want3)

@@ -75,6 +75,11 @@ GUESS_SAMPLE = 4096
 #: counted without a dense table of rater codes (no Conger's kappa then)
 DENSE_PER_ROW = 8
 
+#: wide numeric ratings are grouped by rating row in one pass (one key per item,
+#: no items x raters code table) when the (K + 1) ** raters possible rows fit a
+#: dense count table of at most this many keys (8 MiB of int64 counts)
+PATTERN_MAX_KEYS = 1 << 20
+
 #: ratings below which the encoding kernels run on one thread: a pass costs
 #: about 2 ns per rating, less than waking the other threads (measured on 2
 #: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass 2 ms)

@@ -179,46 +179,6 @@ def _bootstrap_type_moments_serial(type_counts, dense_of, dense, sp_idx, sp_val,
 
 
 @jit()
-def _scan_numeric_block(x, lo_row, hi_row, has_missing, missing, out):
-    """(min, max, non-integral, non-finite) of the present values of rows lo..hi."""
-    lo = np.inf
-    hi = -np.inf
-    bad = 0
-    inf = 0
-    for i in range(lo_row, hi_row):
-        for g in range(x.shape[1]):
-            v = np.float64(x[i, g])
-            if v != v or (has_missing and v == missing):
-                continue
-            if not np.isfinite(v):
-                inf += 1
-                continue
-            if v != np.floor(v):
-                bad += 1
-            if v < lo:
-                lo = v
-            if v > hi:
-                hi = v
-    out[0] = lo
-    out[1] = hi
-    out[2] = bad
-    out[3] = inf
-
-
-@jit(parallel=True)
-def _scan_numeric(x, has_missing, missing, n_chunks):
-    """Per-block (min, max, #non-integral, #non-finite) of a 2-D numeric array: (n_chunks, 4)."""
-    n = x.shape[0]
-    out = np.zeros((n_chunks, 4), dtype=np.float64)
-    step = (n + n_chunks - 1) // n_chunks
-    for b in prange(n_chunks):
-        lo = min(n, b * step)
-        hi = min(n, lo + step)
-        _scan_numeric_block(x, lo, hi, has_missing, missing, out[b])
-    return out
-
-
-@jit()
 def _encode_numeric_block(x, off, lut, k, has_missing, missing, lo_row, hi_row, codes, counts,
                           per_item, per_class, per_rater):
     """Encode rows lo..hi; also ratings per item, and per class and rater (this block)."""
@@ -272,6 +232,108 @@ def _encode_numeric(x, off, lut, k, has_missing, missing, n_chunks):
                                            per_rater[b])
     return (codes, counts, invalid.sum(), per_item, per_class.sum(axis=0),
             per_rater.sum(axis=0))
+
+
+@jit()
+def _scan_float_block(flat, lo_j, hi_j, has_missing, missing, out):
+    """(min, max, #bad) of the present values of ``flat[lo_j:hi_j]`` (float input).
+
+    A value is present unless NaN or equal to ``missing``; it is bad unless it
+    is a whole number below 2**62 in magnitude (so inf is bad).  Branch-free,
+    in integers, so that the loop vectorises.
+    """
+    big = np.int64(1) << 62
+    lo = big
+    hi = -big
+    bad = np.int64(0)
+    seg = flat[lo_j:hi_j]  # a loop over a whole array vectorises; over lo..hi it did not
+    for j in range(seg.shape[0]):
+        v = np.float64(seg[j])
+        present = (v == v) & ((not has_missing) | (v != missing))
+        w = v if present else 0.0
+        iv = np.int64(min(max(w, -4.6e18), 4.6e18))  # clamped: inf stays bad
+        bad += np.int64(np.float64(iv) != w)
+        lo = min(lo, iv if present else big)
+        hi = max(hi, iv if present else -big)
+    out[0] = lo
+    out[1] = hi
+    out[2] = bad
+
+
+@jit()
+def _scan_int_block(flat, lo_j, hi_j, has_missing, missing, out):
+    """(min, max, 0) of the present values of ``flat[lo_j:hi_j]`` (integer input)."""
+    big = np.int64(1) << 62
+    lo = big
+    hi = -big
+    miss = np.int64(missing) if has_missing else np.int64(0)
+    seg = flat[lo_j:hi_j]
+    for j in range(seg.shape[0]):
+        v = np.int64(seg[j])
+        present = (not has_missing) | (v != miss)
+        lo = min(lo, v if present else big)
+        hi = max(hi, v if present else -big)
+    out[0] = lo
+    out[1] = hi
+    out[2] = 0
+
+
+@jit(parallel=True)
+def _scan_values(flat, is_float, has_missing, missing, n_chunks):
+    """Per-block (min, max, #bad) of a 1-D array of ratings: (n_chunks, 3) int64."""
+    n = flat.shape[0]
+    out = np.zeros((n_chunks, 3), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for b in prange(n_chunks):
+        lo = min(n, b * step)
+        hi = min(n, lo + step)
+        if is_float:
+            _scan_float_block(flat, lo, hi, has_missing, missing, out[b])
+        else:
+            _scan_int_block(flat, lo, hi, has_missing, missing, out[b])
+    return out
+
+
+@jit()
+def _pattern_keys_block(x, first, base, missing, lo_row, hi_row, keys, cnt):
+    """Rating-pattern key of rows lo..hi, counted into ``cnt``.
+
+    The key of a row is ``sum_g (x[i, g] - first + 1) * base**g`` over its
+    present ratings (not NaN, not equal to ``missing``; pass NaN for no
+    marker), so equal keys are equal rating rows and key 0 is an item
+    without any rating.  The caller has checked that every present value is
+    a whole number in ``first .. first + base - 2``; the sum is exact in
+    float64 (keys stay below 2**31).  Branch-free: missing ratings are
+    frequent and scattered.
+    """
+    n_raters = x.shape[1]
+    shift = 1.0 - np.float64(first)
+    fbase = np.float64(base)
+    for i in range(lo_row, hi_row):
+        key = 0.0
+        m = 1.0
+        for g in range(n_raters):
+            v = np.float64(x[i, g])
+            d = v + shift
+            key += (d if (v == v) & (v != missing) else 0.0) * m
+            m *= fbase
+        keys[i] = np.int32(key)
+    for i in range(lo_row, hi_row):
+        cnt[keys[i]] += 1
+
+
+@jit(parallel=True)
+def _pattern_keys(x, first, base, missing, n_space, n_chunks):
+    """:func:`_pattern_keys_block` over fixed row blocks: (keys int32, counts per key)."""
+    n = x.shape[0]
+    keys = np.empty(n, dtype=np.int32)
+    cnt = np.zeros((n_chunks, n_space), dtype=np.int64)
+    step = (n + n_chunks - 1) // n_chunks
+    for b in prange(n_chunks):
+        lo = min(n, b * step)
+        hi = min(n, lo + step)
+        _pattern_keys_block(x, first, base, missing, lo, hi, keys, cnt[b])
+    return keys, cnt.sum(axis=0)
 
 
 @jit()
