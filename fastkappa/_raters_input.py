@@ -514,8 +514,8 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     if space and hi - lo + 1 == k and np.array_equal(classes, np.arange(lo, hi + 1)):
         # the classes are every whole number from lo to hi, which bound the
         # present values: each is a class, so group the items by rating row
-        return _by_patterns(x, lo, classes, has_missing, miss, space,
-                            inferred=labels is None and n_classes is None)
+        return by_patterns(x, lo, classes, miss if has_missing else np.nan, space,
+                           inferred=labels is None and n_classes is None)
     lut = np.full(hi - lo + 1, k, dtype=np.int32)
     lut[classes - lo] = np.arange(k, dtype=np.int32)
     if chunks == 1:
@@ -555,14 +555,18 @@ def pattern_space(k: int, n_raters: int, n: int) -> int:
     return space if space <= min(PATTERN_MAX_KEYS, max(1 << 16, 2 * n)) else 0
 
 
-def _by_patterns(x: np.ndarray, first: int, classes: np.ndarray, has_missing: bool,
-                 miss: float, space: int, inferred: bool) -> RatingsTable | None:
+def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, space: int,
+                *, inferred: bool = False, remap: np.ndarray | None = None,
+                ordered: bool = True, raters: list | None = None) -> RatingsTable:
     """One pass over wide numeric ratings that groups the items by rating row.
 
-    Every present value is a whole number in ``first .. first + K - 1``
-    (checked by the caller).  Nothing of size items x raters or items x
-    classes is written: each item gets one int32 key, and the distinct rows
-    are decoded from the counts of the keys.
+    Every present value (not NaN, not ``marker``) is a whole number in
+    ``first .. first + K - 1`` (checked by the caller); ``space`` is
+    :func:`pattern_space`.  Nothing of size items x raters or items x classes
+    is written: each item gets one int32 key, and the distinct rows are
+    decoded from the counts of the keys.  ``inferred``: drop the classes no
+    rating uses.  ``remap[c]``: the final class of value ``first + c`` (for
+    provisional codes; ``remap[-1]`` must be -1).
     """
     kern = _kernels()
     n, n_raters = x.shape
@@ -571,7 +575,6 @@ def _by_patterns(x: np.ndarray, first: int, classes: np.ndarray, has_missing: bo
     # per-block key tables stay small: fewer blocks when the key space is large
     chunks = 1 if n_ratings < PARALLEL_MIN_RATINGS else max(
         1, min(n_chunks_for(n_ratings), (1 << 21) // space))
-    marker = miss if has_missing else np.nan  # NaN: no value equals it
     if chunks == 1:
         keys = np.empty(n, dtype=np.int32)
         cnt = np.zeros(space, dtype=np.int64)
@@ -586,6 +589,14 @@ def _by_patterns(x: np.ndarray, first: int, classes: np.ndarray, has_missing: bo
     # decode the rows: digit g of a key is rater g's class code + 1
     codes = (used[:, None] // (k + 1) ** np.arange(n_raters, dtype=np.int64)) % (k + 1) - 1
     codes = codes.astype(np.int32)
+    if remap is not None:
+        # final codes, and the rows in the order of their final keys, as every
+        # other path lists them (the bootstrap draws types in this order)
+        codes = remap[codes]
+        order = np.argsort(((codes.astype(np.int64) + 1) * (k + 1) ** np.arange(n_raters))
+                           .sum(axis=1), kind="stable")
+        codes, used, per = codes[order], used[order], per[order]
+        rank[used] = np.arange(len(used))
     onehot = np.zeros((len(used), k + 1), dtype=np.int32)
     rows = np.arange(len(used))
     for g in range(n_raters):  # each row once per rater: no repeated index
@@ -599,8 +610,8 @@ def _by_patterns(x: np.ndarray, first: int, classes: np.ndarray, has_missing: bo
     m = counts.sum(axis=1)
     rater_counts = per @ (codes >= 0)
     patterns = Patterns(keys=keys, rank=rank, codes=codes, counts=counts, n=per)
-    return RatingsTable(classes=classes, ordered=True, n_input=n,
-                        raters=list(range(n_raters)),
+    return RatingsTable(classes=classes, ordered=ordered, n_input=n,
+                        raters=list(range(n_raters)) if raters is None else raters,
                         rater_counts=rater_counts.astype(np.int64),
                         n_pairable=int(per[m >= 2].sum()), patterns=patterns,
                         n_unrated=int(per[m == 0].sum()))
@@ -667,4 +678,5 @@ def distinct_rows(mat: np.ndarray, lo: int | None = None, hi: int | None = None
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), cnt.astype(np.int64)
 
 
-__all__ = ["Patterns", "RatingsTable", "distinct_rows", "encode_ratings"]
+__all__ = ["Patterns", "RatingsTable", "by_patterns", "distinct_rows", "encode_ratings",
+           "pattern_space"]

@@ -248,7 +248,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         acc = AgreementAccumulator()
         acc.update(item=item[keep], rater=rater[keep], label=ratings.ravel()[keep])
         acc.compute()
-        # the parallel encoders start at PARALLEL_MIN_RATINGS ratings (2^23): reach
+        # the parallel encoders start at PARALLEL_MIN_RATINGS ratings (2^21): reach
         # them on a panel of 2^18 ratings with the threshold lowered for the step
         from . import _raters_input
 
@@ -263,6 +263,8 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
             agreement(big, labels=[0, 1, 2, 3, 4, 9])                       # code table
             agreement(np.nan_to_num(big, nan=-1).astype(np.int64), missing=-1)  # scan
             agreement(big.astype(object))                                  # count codes
+            items, raters = np.nonzero(~np.isnan(big))                     # stored rows
+            AgreementAccumulator().update(items, raters, big[items, raters]).compute()
         finally:
             _raters_input.PARALLEL_MIN_RATINGS = saved
 

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from ._agreement_result import Agreement
 from ._core.columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
+from ._core.config import ID_MAP_MIN
 from ._core.dispatch import raters_kernels
 from ._core.encode import check_labels as _check_labels
 from ._raters_input import (
@@ -25,7 +26,9 @@ from ._raters_input import (
     _factorize,
     _finish,
     _slots,
+    by_patterns,
     check_order,
+    pattern_space,
     whole_float_codes,
 )
 
@@ -68,10 +71,26 @@ class _IdIndex:
         # code + 1 (0: unseen); the sorted arrays are built only when it is left
         self._dmap: np.ndarray | None = None
         self._base = 0
+        self._top = 0  # largest id in the direct map
         self._direct_ok = True
 
     def __len__(self) -> int:
         return len(self._dict) if self._dict is not None else len(self._by_code)
+
+    def __getstate__(self) -> dict:
+        # the direct map spans the id range (possibly far more than the ids): a
+        # pickle stores its length only, and loading rebuilds it from the ids
+        state = self.__dict__.copy()
+        if state["_dmap"] is not None:
+            state["_dmap"] = len(state["_dmap"])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if isinstance(self._dmap, int):
+            dmap = np.zeros(self._dmap, dtype=np.int64)
+            dmap[self._by_code - self._base] = np.arange(1, len(self._by_code) + 1)
+            self._dmap = dmap
 
     def ids(self) -> list:
         return list(self._dict) if self._dict is not None else self._by_code.tolist()
@@ -107,27 +126,32 @@ class _IdIndex:
 
     def _fit(self, lo: int, hi: int, n_new: int) -> bool:
         """Make the direct map cover ids lo..hi; False (direct mode left) when the
-        range would not be compact: wider than 4 x the ids (known and new) + 1024."""
+        range would not be compact: wider than 4 x the ids (known and new) + 1024
+        and than :data:`ID_MAP_MIN` (a shuffled export's first batch spans the
+        whole id range with a fraction of the ids; the map is zeroed memory, so
+        the pages of ids never seen are not touched)."""
         n = len(self._by_code)
         if self._dmap is None:
             if n:  # ids arrived before in the sorted arrays: stay there
                 self._direct_ok = False
                 return False
             base, top = lo, hi
-        else:
-            base, top = min(self._base, lo), max(self._base + len(self._dmap) - 1, hi)
+        else:  # the range of the ids (not the map's capacity, which doubles)
+            base, top = min(self._base, lo), max(self._top, hi)
         size = top - base + 1
-        if size > 4 * (n + n_new) + 1024:
+        if size > max(4 * (n + n_new) + 1024, ID_MAP_MIN):
             self._leave_direct()
             return False
         if self._dmap is None:
             self._dmap, self._base = np.zeros(size, dtype=np.int64), base
-        elif base < self._base or size > len(self._dmap):
+        elif base < self._base or top >= self._base + len(self._dmap):
             # doubling: ids that keep growing (files in item order) copy O(ids) in all
-            grown = np.zeros(max(size, 2 * len(self._dmap)), dtype=np.int64)
             off = self._base - base
+            grown = np.zeros(max(size, 2 * len(self._dmap), off + len(self._dmap)),
+                             dtype=np.int64)
             grown[off:off + len(self._dmap)] = self._dmap
             self._dmap, self._base = grown, base
+        self._top = top
         return True
 
     def _direct(self, ids: np.ndarray) -> np.ndarray | None:
@@ -400,7 +424,8 @@ class AgreementAccumulator:
         """The encoded ratings (classes fixed), as the one-shot functions build them."""
         if not len(self._items):
             raise ValueError("the accumulator is empty; call update() with ratings first.")
-        codes = self._codes[:self.n_items, :self.n_raters] - np.int32(1)
+        stored = self._codes[:self.n_items, :self.n_raters]  # class code + 1; 0: none
+        rank = None
         if self._declared is not None:
             classes, ordered = np.asarray(self._declared), True
         else:
@@ -413,9 +438,15 @@ class AgreementAccumulator:
             rank = np.empty(len(values) + 1, dtype=np.int32)
             rank[np.asarray(order)] = np.arange(len(values), dtype=np.int32)
             rank[-1] = -1
-            codes = rank[codes]  # code -1 reads rank[-1] = -1
             ordered = self._kind != "str"
         check_order(ordered, weighted)
+        space = pattern_space(len(classes), self.n_raters, self.n_items)
+        if space:  # group the items by rating row: no items-sized copies
+            return by_patterns(stored, 1, classes, 0.0, space, remap=rank, ordered=ordered,
+                               raters=self._raters.ids())
+        codes = stored - np.int32(1)
+        if rank is not None:
+            codes = rank[codes]  # code -1 reads rank[-1] = -1
         return _finish(codes, classes, ordered, self._raters.ids())
 
     def compute(self, *, coefficients: str | list[str] | None = None,

@@ -186,6 +186,41 @@ def test_integer_ids_in_a_compact_range_go_through_a_direct_map():
     assert idx.ids() == [10, 20, 30, 5, 7, 1000, 10**12, 8]
 
 
+def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
+    """A shuffled export's first batch spans the whole id range with few of the ids;
+    the map stays direct (it used to fall back to sorting, 4x slower at 1e7 items),
+    its capacity doubling does not count as range, and a pickle stores no map."""
+    import pickle
+
+    from fastkappa.agreement_stream import _IdIndex
+
+    n_items = 200_000
+    item = np.repeat(np.arange(n_items), 3)
+    rater = np.tile(np.arange(3), n_items)
+    label = rng.integers(0, 4, len(item))
+    order = rng.permutation(len(item))
+    item, rater, label = item[order], rater[order], label[order]
+    acc = fk.AgreementAccumulator()
+    for lo in range(0, len(item), 20_000):  # each batch: 20,000 rows over 200,000 ids
+        acc.update(item[lo:lo + 20_000], rater[lo:lo + 20_000], label[lo:lo + 20_000])
+    assert acc._items._dmap is not None and acc._items._direct_ok
+    want = fk.agreement(item=item, rater=rater, label=label)
+    for a, b in zip(acc.compute(), want, strict=True):
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-14)
+    assert acc._items.__getstate__()["_dmap"] == len(acc._items._dmap)  # its length only
+    back = pickle.loads(pickle.dumps(acc))
+    np.testing.assert_array_equal(back._items._dmap, acc._items._dmap)
+    more = (np.array([n_items + 5, 3]), np.array([0, 9]), np.array([1, 2]))
+    np.testing.assert_array_equal(back.update(*more).table().codes,
+                                  acc.update(*more).table().codes)
+    # growing ids (files in item order) double the map: the range, not the capacity,
+    # decides whether it stays direct
+    idx = _IdIndex()
+    for lo in range(0, 1 << 21, 1 << 17):
+        idx.row_codes(np.arange(lo, lo + (1 << 17)), "item")
+    assert idx._dmap is not None and len(idx) == 1 << 21
+
+
 def test_duplicates_in_integer_arrays_leave_the_state_unchanged():
     acc = fk.AgreementAccumulator()
     acc.update(np.array([1, 1, 2]), np.array([0, 1, 0]), np.array([0.0, 1.0, np.nan]))

@@ -75,15 +75,22 @@ GUESS_SAMPLE = 4096
 #: counted without a dense table of rater codes (no Conger's kappa then)
 DENSE_PER_ROW = 8
 
+#: long-format integer ids are numbered through a direct map (one int64 per id
+#: in the range) while the range is at most 4 x the ids seen + 1024, or at most
+#: this many ids (128 MiB of zeroed memory, touched only where ids occur)
+ID_MAP_MIN = 1 << 24
+
 #: wide numeric ratings are grouped by rating row in one pass (one key per item,
 #: no items x raters code table) when the (K + 1) ** raters possible rows fit a
 #: dense count table of at most this many keys (8 MiB of int64 counts)
 PATTERN_MAX_KEYS = 1 << 20
 
 #: ratings below which the encoding kernels run on one thread: a pass costs
-#: about 2 ns per rating, less than waking the other threads (measured on 2
-#: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass 2 ms)
-PARALLEL_MIN_RATINGS = 1 << 23
+#: about 1-2 ns per rating, less than waking the other threads (measured on 2
+#: busy cores: a parallel launch over 5e5 ratings took 40 ms, the serial pass
+#: 2 ms; on 2 quiet cores, 1e6 items x 5 raters: fk.agreement 11.6 ms serial,
+#: 9.3 ms parallel)
+PARALLEL_MIN_RATINGS = 1 << 21
 
 #: draw units by index instead of a multinomial over types above this many types
 #: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
