@@ -586,9 +586,7 @@ def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, s
     per = cnt[used]
     rank = np.full(space, -1, dtype=np.int64)
     rank[used] = np.arange(len(used))
-    # decode the rows: digit g of a key is rater g's class code + 1
-    codes = (used[:, None] // (k + 1) ** np.arange(n_raters, dtype=np.int64)) % (k + 1) - 1
-    codes = codes.astype(np.int32)
+    codes, counts = kern._decode_patterns(used, np.int64(k), np.int64(n_raters))
     if remap is not None:
         # final codes, and the rows in the order of their final keys, as every
         # other path lists them (the bootstrap draws types in this order)
@@ -597,11 +595,9 @@ def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, s
                            .sum(axis=1), kind="stable")
         codes, used, per = codes[order], used[order], per[order]
         rank[used] = np.arange(len(used))
-    onehot = np.zeros((len(used), k + 1), dtype=np.int32)
-    rows = np.arange(len(used))
-    for g in range(n_raters):  # each row once per rater: no repeated index
-        onehot[rows, codes[:, g] + 1] += 1
-    counts = np.ascontiguousarray(onehot[:, 1:])
+        provisional = np.empty(k, dtype=np.int64)  # the provisional code of each class
+        provisional[remap[:k]] = np.arange(k)
+        counts = np.ascontiguousarray(counts[order][:, provisional])
     per_class = per @ counts
     if inferred:  # classes are the values present: drop the gaps of the range
         kept = np.flatnonzero(per_class)

@@ -276,3 +276,13 @@ def test_pattern_keys_match_a_loop(rng):
     miss = (y == 3)
     want3 = ((np.where(miss, 0, y.astype(np.int64))) * 6 ** np.arange(r)).sum(axis=1)
     np.testing.assert_array_equal(k3, want3)
+
+
+def test_decode_patterns_inverts_the_keys(rng):
+    k, r = 4, 3
+    rows = rng.integers(-1, k, (50, r))
+    keys = ((rows + 1) * (k + 1) ** np.arange(r)).sum(axis=1)
+    codes, counts = kern._decode_patterns(keys, k, r)
+    np.testing.assert_array_equal(codes, rows)
+    np.testing.assert_array_equal(counts, [[np.count_nonzero(row == c) for c in range(k)]
+                                           for row in rows])

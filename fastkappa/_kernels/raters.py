@@ -337,6 +337,24 @@ def _pattern_keys(x, first, base, missing, n_space, n_chunks):
 
 
 @jit()
+def _decode_patterns(used, k, n_raters):
+    """Rating rows of pattern keys (digit g = rater g's class code + 1, base k + 1):
+    codes (T, R) int32 with -1 for missing, and counts (T, k) int32."""
+    t = used.shape[0]
+    codes = np.empty((t, n_raters), dtype=np.int32)
+    counts = np.zeros((t, k), dtype=np.int32)
+    for i in range(t):
+        rest = used[i]
+        for g in range(n_raters):
+            d = rest % (k + 1)
+            rest //= k + 1
+            codes[i, g] = d - 1
+            if d:
+                counts[i, d - 1] += 1
+    return codes, counts
+
+
+@jit()
 def _row_keys(mat, lo, base):
     """Mixed-radix key ``sum_j (mat[i, j] - lo) * base**j`` of each row (int64).
 
