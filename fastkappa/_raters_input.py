@@ -1,12 +1,14 @@
-"""Encode many-rater data (wide, long or counts) into one immutable table.
+"""Encode many-rater data (wide, long or counts) into one table.
 
 Every many-rater entry point calls :func:`encode_ratings` once.  It fixes the
 classes by the two-rater rules (``labels``, ``n_classes``, the sorted union of
 observed values, an ordered Categorical), maps every rating to a class index
 (``-1`` for a missing rating) and counts the item x class table ``r_ik`` in
-one pass of a numba kernel.  Items without any rating carry no information
-about agreement: they are left out of the table and counted in
-``n_unrated`` (reported, never silently dropped).
+one pass of a numba kernel.  A wide NumPy array of whole numbers with few
+possible rating rows is instead grouped by rating row (:class:`Patterns`):
+one key per item, the tables built only if asked for.  Items without any
+rating carry no information about agreement: they are left out of the table
+and counted in ``n_unrated`` (reported, never silently dropped).
 """
 
 from __future__ import annotations
