@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/first_call.py            # prints a markdown table
+    python benchmarks/first_call.py --python /path/to/other/env/bin/python
 
 Each entry point runs in a fresh process with its own empty kernel cache
 (``FASTKAPPA_CACHE_DIR`` in a temporary folder): the first run compiles the
@@ -10,6 +11,14 @@ kernels it needs (cold), a second process with the same folder loads them
 (warm).  Reported: the call alone (after ``import fastkappa`` and the data),
 in wall-clock seconds, and the whole process's CPU time.  On a machine shared
 with other jobs the wall-clock times grow with the load; the CPU times do not.
+
+The last row is numba's own floor in the same environment: a one-line
+``@numba.njit(cache=True)`` function, called once cold and once warm, with
+numba's import.  A warm first call cannot cost less: numba initialises its
+compiler target at the first kernel, even one loaded from the cache, and that
+imports ``scipy.linalg`` when SciPy is installed.  ``--python`` runs the
+processes with another interpreter (for example a plain ``pip install
+fastkappa`` environment without SciPy).
 """
 
 from __future__ import annotations
@@ -58,23 +67,51 @@ CALLS = {
 }
 
 
-def run(code: str, cache: str) -> dict:
-    env = dict(os.environ, FASTKAPPA_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, "-c", SETUP + code + "\n" + FINISH], env=env,
+#: numba alone: a trivial cached kernel in a module of its own (cache=True needs a file)
+FLOOR_MODULE = "import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n"
+FLOOR = textwrap.dedent("""
+    import json, resource, sys, time
+    t0 = time.perf_counter()
+    sys.path.insert(0, sys.argv[1])
+    import floor_kernel
+    floor_kernel.f(1)
+""")
+
+
+def run(code: str, cache: str, python: str = sys.executable, argv: tuple = ()) -> dict:
+    env = dict(os.environ, FASTKAPPA_CACHE_DIR=cache, NUMBA_CACHE_DIR=cache)
+    out = subprocess.run([python, "-c", code + "\n" + FINISH, *argv], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def floor(python: str = sys.executable) -> tuple[dict, dict]:
+    """Cold and warm first call of a trivial cached numba kernel (numba's import included)."""
+    with tempfile.TemporaryDirectory() as cache:
+        with open(os.path.join(cache, "floor_kernel.py"), "w") as f:
+            f.write(FLOOR_MODULE)
+        return (run(FLOOR, cache, python, (cache,)), run(FLOOR, cache, python, (cache,)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter of the environment to measure (default: this one)")
+    python = ap.parse_args(argv).python
     rows = ["| entry point (n = 100,000) | cold: call (s) | cold: process CPU (s) "
             "| warm: call (s) | warm: process CPU (s) |", "|---|---|---|---|---|"]
     for name, code in CALLS.items():
         with tempfile.TemporaryDirectory() as cache:
-            cold = run(code, cache)
-            warm = run(code, cache)
+            cold = run(SETUP + code, cache, python)
+            warm = run(SETUP + code, cache, python)
         rows.append(f"| {name} | {cold['call']:.2f} | {cold['cpu']:.2f} | "
                     f"{warm['call']:.3f} | {warm['cpu']:.2f} |")
         print(rows[-1], file=sys.stderr, flush=True)
+    cold, warm = floor(python)
+    rows.append(f"| numba alone: a trivial `@njit(cache=True)` kernel | {cold['call']:.2f} | "
+                f"{cold['cpu']:.2f} | {warm['call']:.3f} | {warm['cpu']:.2f} |")
     print("\n".join(rows))
 
 

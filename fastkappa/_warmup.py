@@ -137,6 +137,16 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
                 cohen_kappa(a, b, weights="quadratic", sample_weight=w)
                 cohen_kappa(a, b, frequency_weight=(w * 4).astype(np.int64) + 1)
                 confusion_matrix(a, b)
+        # the file readers' worker threads run the serial twins on large batches
+        # (the label range of small inputs comes from NumPy)
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ._core.dispatch import minmax, use_serial_kernels
+
+        with ThreadPoolExecutor(1, initializer=use_serial_kernels) as pool:
+            for dt in LABEL_DTYPES:
+                pool.submit(minmax, large[0].astype(dt)).result()
+        for t, p in (small, large):
             cohen_kappa(t + 1, p + 1, weights="quadratic", labels=[1, 2, 3, 4, 5])
             cohen_kappa(3 * t, 3 * p)  # values with gaps: a lookup table
             cohen_kappa(t, p, ignore_index=4)

@@ -502,6 +502,43 @@ def test_jackknife_recomputes_where_expected_disagreement_cancels():
     assert by_cell[0] == pytest.approx(0.0)
 
 
+@pytest.mark.parametrize("pairs", [None, 7])
+def test_jackknife_values_of_clusters_and_two_models_equal_recomputing(rng, monkeypatch,
+                                                                       pairs):
+    """Every leave-one-cluster-out kappa of both models, recomputed from scratch by
+    the oracle; ``pairs`` forces the entry pairs into many small chunks."""
+    if pairs is not None:
+        monkeypatch.setattr(fku, "_JACKKNIFE_PAIRS", pairs)
+    k = 4
+    n_clusters = 30
+    codes = np.repeat(np.arange(n_clusters), rng.integers(1, 6, n_clusters))
+    n = len(codes)
+    t, pa = graded(rng, n, k)
+    pb = np.clip(t + rng.integers(-2, 3, n), 0, k - 1)
+    sw = rng.choice([0.5, 1.0, 3.0], n)
+    j = np.arange(k ** 3)
+    cell_t, cell_p = j // (k * k), np.stack([(j // k) % k, j % k], axis=1)
+    units = fku.units_from_clusters(t * k * k + pa * k + pb, sw, codes, n_clusters, cell_t,
+                                    cell_p, k)
+    w = fk.weight_matrix(k, "linear")
+    jack = fku.jackknife_kappas(units, w)
+    assert jack.shape == (units.n_types, 2)
+    for c in range(n_clusters):
+        keep = codes != c
+        # the type of cluster c: the one whose table equals the cluster's own table
+        own = np.zeros(len(j))
+        np.add.at(own, (t * k * k + pa * k + pb)[~keep], sw[~keep])
+        tables = np.zeros((units.n_types, len(j)))
+        joint_of = units.cell_t * k * k + units.cell_p[:, 0] * k + units.cell_p[:, 1]
+        for ty in range(units.n_types):
+            lo, hi = units.type_ptr[ty], units.type_ptr[ty + 1]
+            tables[ty, joint_of[units.type_cell[lo:hi]]] = units.type_val[lo:hi]
+        ty = int(np.flatnonzero((tables == own).all(axis=1))[0])
+        for m, p in enumerate((pa, pb)):
+            assert jack[ty, m] == pytest.approx(
+                naive.kappa_ref(t[keep], p[keep], k, "linear", sw[keep]), rel=1e-10)
+
+
 def test_bootstrap_interval_bca_equals_efron_formula(rng):
     from scipy.stats import norm
 

@@ -172,7 +172,15 @@ def chunked(kernel: KernelPair, n: int, *args, n_chunks: int | None = None):
 
 
 def minmax(a: np.ndarray) -> tuple[int, int]:
-    """(min, max) of a non-empty integer array, in one vectorised pass."""
+    """(min, max) of a non-empty integer array, in one vectorised pass.
+
+    Below the parallel threshold NumPy's ``min`` and ``max``: two passes, but
+    over so few rows that they cost microseconds (at most 6 us more at 1e5
+    int64 labels, less than one pass for 8-bit ones), against a third of a
+    second of compiling per integer type in each new process.
+    """
+    if n_chunks_for(len(a)) == 1:
+        return int(a.min()), int(a.max())
     parts = chunked(kernels().minmax, len(a), a)
     return int(parts[:, 0].min()), int(parts[:, 1].max())
 

@@ -30,6 +30,7 @@ clusters or weights), weighted by how many units share them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass
@@ -512,15 +513,89 @@ def bootstrap_kappas_rows(cells: np.ndarray, row_w: np.ndarray | None, n_classes
                   n_resamples, seeds)
 
 
+#: pairs of entries (within one type) handled at once by :func:`jackknife_kappas`
+_JACKKNIFE_PAIRS = 1 << 20
+
+
+def _segment_sums(seg: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
+    """Sums of the rows of ``x`` (E,) or (E, M) per segment id ``seg`` (E,): (n,) or (n, M)."""
+    if x.ndim == 1:
+        return np.bincount(seg, weights=x, minlength=n)
+    return np.stack([np.bincount(seg, weights=x[:, m], minlength=n)
+                     for m in range(x.shape[1])], axis=1)
+
+
+def _kappa_of_table(joint: np.ndarray, cell_t: np.ndarray, cell_b: np.ndarray, k: int,
+                    wmat: np.ndarray) -> float:
+    """Kappa of one model from joint cell totals, from scratch (nan when undefined)."""
+    r = np.bincount(cell_t, weights=joint, minlength=k)
+    c = np.bincount(cell_b, weights=joint, minlength=k)
+    e = float(r @ wmat @ c)
+    if not e > 0.0:
+        return math.nan
+    return 1.0 - float(joint.sum()) * float(joint @ wmat[cell_t, cell_b]) / e
+
+
 def jackknife_kappas(units: Units, wmat: np.ndarray, joint: np.ndarray | None = None
                      ) -> np.ndarray:
     """Leave-one-unit-out kappa of each model, one row per type: (T, M).
 
     Weight each row by ``units.type_counts`` (the units sharing it).
+
+    Removing one unit of type ``t`` subtracts its own sparse entries (cells
+    ``e`` with values ``v_e``) from the joint table, so for each model
+    ``N``, the observed term ``s = sum(w * O)`` and the margins change by
+    those entries only, and the expected term by a rank-one correction:
+    ``r' w c' = r w c - sum_e v_e [(w c)_{a_e} + (r w)_{b_e}]
+    + sum_{e, f} v_e v_f w[a_e, b_f]``, O(entries^2) per type and model
+    instead of a pass over the data.  Where the expected term nearly
+    cancels (below 1e-6 of the full one) the value is recomputed from
+    scratch.  NumPy throughout: the types are few next to the data, and a
+    compiled kernel here cost more than a second of compiling per process.
     """
-    kern = _kernels()
     if joint is None:
         joint = full_kappas(units, wmat)[1]
-    return kern._jackknife_kappa_types(joint, units.type_ptr, units.type_cell,
-                                       units.type_val, units.cell_t, units.cell_p,
-                                       units.n_classes, wmat)
+    joint = np.asarray(joint, dtype=np.float64)
+    k = units.n_classes
+    cell_t, cell_p = units.cell_t, units.cell_p
+    ptr, t_cell = units.type_ptr, units.type_cell
+    val = np.asarray(units.type_val, dtype=np.float64)
+    n_types, n_models = len(ptr) - 1, cell_p.shape[1]
+    # the full table of each model: N, margins, observed and expected terms
+    nn = float(joint.sum())
+    rr = np.bincount(cell_t, weights=joint, minlength=k)
+    cc = np.stack([np.bincount(cell_p[:, m], weights=joint, minlength=k)
+                   for m in range(n_models)])                      # (M, K)
+    ss = joint @ wmat[cell_t[:, None], cell_p]                      # (M,)
+    rw = rr @ wmat                                                  # (r w)[b]
+    wc = cc @ wmat.T                                                # (M, K): (w c)[a]
+    ee = wc @ rr                                                    # (M,)
+    # each type's entries
+    sizes = np.diff(ptr)
+    seg = np.repeat(np.arange(n_types), sizes)
+    a = cell_t[t_cell]                                              # (E,)
+    b = cell_p[t_cell]                                              # (E, M)
+    ds = _segment_sums(seg, val[:, None] * wmat[a[:, None], b], n_types)
+    dn = _segment_sums(seg, val, n_types)
+    dlin = _segment_sums(seg, val[:, None] * (wc.T[a] + rw[b]), n_types)
+    # sum over pairs (e, f) of entries of one type, in chunks of whole types
+    dq = np.zeros((n_types, n_models))
+    chunk = (np.cumsum(sizes * sizes) - 1) // _JACKKNIFE_PAIRS
+    bounds = [0, *(np.flatnonzero(np.diff(chunk)) + 1).tolist(), n_types]
+    for t0, t1 in itertools.pairwise(bounds):
+        e_lo, e_hi = ptr[t0], ptr[t1]
+        rep = sizes[seg[e_lo:e_hi]]                                 # partners per entry
+        e = np.repeat(np.arange(e_lo, e_hi), rep)
+        first = np.cumsum(rep) - rep
+        f = ptr[seg[e]] + (np.arange(len(e)) - np.repeat(first, rep))
+        term = (val[e] * val[f])[:, None] * wmat[a[e][:, None], b[f]]
+        dq[t0:t1] = _segment_sums(seg[e] - t0, term, t1 - t0)
+    e2 = ee - dlin + dq
+    ok = e2 > 1e-6 * ee
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 1.0 - (nn - dn)[:, None] * (ss - ds) / e2
+    for t, m in zip(*np.nonzero(~ok), strict=True):
+        sub = joint.copy()
+        np.subtract.at(sub, t_cell[ptr[t]:ptr[t + 1]], val[ptr[t]:ptr[t + 1]])
+        out[t, m] = _kappa_of_table(sub, cell_t, cell_p[:, m], k, wmat)
+    return out

@@ -34,8 +34,8 @@ a parallel launch for small jobs).
 
 Building blocks for other statistics (e.g. a paired comparison of several
 models): the draws of ``_kernels.sampling``, :func:`_kappas_from_joint` (the M
-kappas of a joint table) and :func:`_jackknife_kappa_types` (leave-one-unit-out,
-all models at once).
+kappas of a joint table); the leave-one-unit-out values of BCa are computed in
+NumPy (``_core.units.jackknife_kappas``).
 
 Kernels never raise: an undefined kappa (zero expected disagreement) is nan.
 """
@@ -220,88 +220,6 @@ def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cel
 
 
 # --------------------------------------------------------------------------- jackknife
-
-
-@jit()
-def _kappa_without(joint, cell_t, cell_p, m, k, wmat, type_ptr, type_cell, type_val, t):
-    """Kappa of model ``m`` on ``joint`` minus one unit of type ``t``, from scratch."""
-    sub = joint.copy()
-    for e in range(type_ptr[t], type_ptr[t + 1]):
-        sub[type_cell[e]] -= type_val[e]
-    one = np.empty((cell_p.shape[0], 1), dtype=np.int64)
-    for j in range(cell_p.shape[0]):
-        one[j, 0] = cell_p[j, m]
-    r = np.empty(k, dtype=np.float64)
-    c = np.empty(k, dtype=np.float64)
-    res = np.empty(1, dtype=np.float64)
-    _kappas_from_joint(sub, cell_t, one, k, wmat, r, c, res)
-    return res[0]
-
-
-@jit()
-def _jackknife_kappa_types(joint, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat):
-    """Leave-one-unit-out kappas, one per type: (T, M).
-
-    Removing one unit changes the table by its own sparse entries, so the
-    observed term, N and the margins change by those entries only and
-    ``r @ w @ c`` by a rank-one correction: O(nnz_t^2) per type and model
-    instead of a pass over the data.  Where the expected disagreement nearly
-    cancels, the value is recomputed from scratch.  Serial: it is cheap next
-    to the bootstrap, and a parallel launch costs more than it saves.
-    """
-    n_types = type_ptr.shape[0] - 1
-    n_cells = cell_t.shape[0]
-    n_models = cell_p.shape[1]
-    rr = np.zeros((n_models, k), dtype=np.float64)
-    cc = np.zeros((n_models, k), dtype=np.float64)
-    ss = np.zeros(n_models, dtype=np.float64)
-    nn = 0.0
-    for j in range(n_cells):
-        nn += joint[j]
-    for m in range(n_models):
-        for j in range(n_cells):
-            v = joint[j]
-            a = cell_t[j]
-            b = cell_p[j, m]
-            rr[m, a] += v
-            cc[m, b] += v
-            ss[m] += v * wmat[a, b]
-    rw = np.zeros((n_models, k), dtype=np.float64)  # (r @ w)[b]
-    wc = np.zeros((n_models, k), dtype=np.float64)  # (w @ c)[a]
-    ee = np.zeros(n_models, dtype=np.float64)
-    for m in range(n_models):
-        for a in range(k):
-            for b in range(k):
-                rw[m, b] += rr[m, a] * wmat[a, b]
-                wc[m, a] += wmat[a, b] * cc[m, b]
-        for a in range(k):
-            ee[m] += rr[m, a] * wc[m, a]
-    out = np.empty((n_types, n_models), dtype=np.float64)
-    for t in range(n_types):
-        lo = type_ptr[t]
-        hi = type_ptr[t + 1]
-        for m in range(n_models):
-            ds = 0.0
-            dn = 0.0
-            dlin = 0.0
-            dq = 0.0
-            for e in range(lo, hi):
-                v = type_val[e]
-                a = cell_t[type_cell[e]]
-                b = cell_p[type_cell[e], m]
-                ds += v * wmat[a, b]
-                dn += v
-                dlin += v * (wc[m, a] + rw[m, b])
-                for f in range(lo, hi):
-                    b2 = cell_p[type_cell[f], m]
-                    dq += v * type_val[f] * wmat[a, b2]
-            e2 = ee[m] - dlin + dq
-            if e2 > 1e-6 * ee[m]:
-                out[t, m] = 1.0 - (nn - dn) * (ss[m] - ds) / e2
-            else:
-                out[t, m] = _kappa_without(joint, cell_t, cell_p, m, k, wmat, type_ptr,
-                                           type_cell, type_val, t)
-    return out
 
 
 # --------------------------------------------------------------------------- types
