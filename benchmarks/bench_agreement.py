@@ -161,7 +161,7 @@ def compare(n_items: int = 20_000) -> list[tuple[str, float, float | None]]:
                                        meth)()["est"]
                 t_irr, b = _time(irr, repeat=1)
                 t_fk, a = _time(lambda name=name, m=m: fk.agreement(
-                    x[:m], coefficients=name, n_classes=5)[name], repeat=5)
+                    x[:m], coefficients=name, n_classes=5)[name], repeat=11)
                 assert abs(a.estimate - float(b["coefficient_value"])) < 1e-10
                 assert abs(a.standard_error - float(b["se"])) < 1e-10
                 rows.append((f"irrCAC {meth} with SE ({m:,} items)", t_irr, t_fk))
