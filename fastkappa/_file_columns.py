@@ -44,24 +44,23 @@ class LabelConverter:
         t = arr.type
         missing = None
         if arr.null_count:
-            missing = arr.is_null().to_numpy(zero_copy_only=False)
+            missing = arrow_nulls(arr)
         if pa.types.is_dictionary(t):
             return self._from_dictionary(arr, row0, missing)
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             return self._from_dictionary(arr.dictionary_encode(), row0, missing)
         if pa.types.is_boolean(t):
-            vals = arr.fill_null(False).to_numpy(zero_copy_only=False).view(np.uint8)
+            vals = arrow_numpy(arr, fill=False).view(np.uint8)
             return self._numbers(vals, row0, missing)
         if pa.types.is_integer(t):
-            vals = (arr.fill_null(0) if missing is not None else arr).to_numpy(
-                zero_copy_only=False)
+            vals = arrow_numpy(arr, fill=0)
             if vals.dtype.kind == "u" and len(vals) and vals.max() > INT64_MAX:
                 i = int(np.flatnonzero(vals > INT64_MAX)[0])
                 raise DataError(f"row {row0 + i}: column {self.name!r} holds "
                                 f"{vals[i].item()!r}, {_OUT_OF_RANGE}.")
             return self._numbers(vals, row0, missing)
         if pa.types.is_floating(t):
-            vals = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            vals = arrow_numpy(arr).astype(np.float64, copy=False)
             nan = np.isnan(vals)
             if missing is not None or nan.any():
                 missing = nan if missing is None else (missing | nan)
@@ -95,10 +94,7 @@ class LabelConverter:
     def _from_dictionary(self, arr, row0, missing):
         import pyarrow as pa
 
-        idx = arr.indices
-        if idx.null_count:
-            idx = idx.fill_null(-1)
-        codes = idx.to_numpy(zero_copy_only=False)
+        codes = arrow_numpy(arr.indices, fill=-1)
         dict_vals = arr.dictionary
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
@@ -139,7 +135,7 @@ class LabelConverter:
             cats = np.asarray(words, dtype=object)
             return CodesColumn(codes, cats, kind="str"), missing
         # a dictionary of numbers (e.g. a categorical column in Parquet)
-        cats = dict_vals.to_numpy(zero_copy_only=False)
+        cats = arrow_numpy(dict_vals)
         # the classes used matter only where a value may not be one (a pass over the codes)
         used = _used_codes(codes, len(cats)) if cats.dtype.kind in "fu" else None
         if cats.dtype.kind == "f":
@@ -272,12 +268,81 @@ def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | No
     elif not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)
               or pa.types.is_decimal(arr.type)):
         raise DataError(f"column {name!r} has type {arr.type}; scores must be numbers.")
-    vals = arr.cast(pa.float64()).fill_null(float("nan")).to_numpy(zero_copy_only=False)
+    vals = arrow_numpy(arr.cast(pa.float64()), fill=np.nan)
     missing = np.isnan(vals)
     return vals, (missing if missing.any() else None)
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _arrow_dtype(t) -> np.dtype | None:
+    """The NumPy dtype of a fixed-width Arrow number type (little-endian), else None."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(t):
+        return np.dtype(f"<{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    if pa.types.is_floating(t):
+        return np.dtype(f"<f{t.bit_width // 8}")
+    return None
+
+
+def _bits(buf, offset: int, n: int) -> np.ndarray:
+    """Bits ``offset .. offset + n - 1`` of an Arrow bitmap (least significant first)."""
+    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), count=offset + n,
+                         bitorder="little")[offset:].view(np.bool_)
+
+
+def arrow_numpy(arr, *, fill=None) -> np.ndarray:
+    """The values of a pyarrow Array as a NumPy array, as ``to_numpy`` gives them.
+
+    Numbers are read from the array's data buffer (no copy, read-only, as
+    ``to_numpy`` gives them) and booleans from its bitmap: pyarrow's
+    ``to_numpy`` imports pandas at its first call when pandas is installed,
+    about 0.2 s of a fresh command-line run.  Null slots are nan (integers
+    with nulls become float64), as with ``to_numpy``, or ``fill`` in the
+    array's own dtype when given (numbers and booleans; ``fill_null`` builds
+    a pyarrow scalar, which imports pandas too).  Booleans with nulls and no
+    ``fill``, empty arrays and other types go through ``to_numpy``.
+    """
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    dt = _arrow_dtype(arr.type)
+    if dt is not None and n:
+        vals = np.frombuffer(arr.buffers()[1], dtype=dt, count=n,
+                             offset=arr.offset * dt.itemsize)
+        if not arr.null_count:
+            return vals
+        # as to_numpy: nan in the null slots, integers as float64 (or ``fill``)
+        out = vals.astype(np.float64 if dt.kind in "iu" and fill is None else dt)
+        out[arrow_nulls(arr)] = np.nan if fill is None else fill
+        return out
+    if pa.types.is_boolean(arr.type) and n and (fill is not None or not arr.null_count):
+        out = _bits(arr.buffers()[1], arr.offset, n).copy()
+        if arr.null_count:
+            out[arrow_nulls(arr)] = fill
+        return out
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def arrow_nulls(arr) -> np.ndarray | None:
+    """Where a pyarrow Array is null (bool), or None when nothing is (as ``is_null``)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arr.type) and arr.dictionary.null_count:
+        # a null in the dictionary itself: is_null resolves it per row
+        mask = arr.is_null().to_numpy(zero_copy_only=False)
+        return mask if mask.any() else None
+    if not arr.null_count:
+        return None
+    validity = arr.buffers()[0]
+    if validity is None:  # a null-type array: every slot is null
+        return np.ones(len(arr), dtype=np.bool_)
+    return ~_bits(validity, arr.offset, len(arr))
+
 
 
 def subset(col, keep: np.ndarray):

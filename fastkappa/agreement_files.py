@@ -32,7 +32,9 @@ def _ids(arr) -> np.ndarray:
         arr = arr.combine_chunks()
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
-    return np.asarray(arr.to_numpy(zero_copy_only=False))
+    from ._file_columns import arrow_numpy
+
+    return np.asarray(arrow_numpy(arr))
 
 
 def _labels(conv, arr, row0: int):

@@ -127,9 +127,12 @@ def test_sparse_kappa_equals_dense_kappa_on_the_same_table(rng, weights, k):
         units = fku.units_from_counts(table)
         if units.n_types == 0:
             continue
-        dense = kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
-                                      units.type_val, len(units.cell_t), units.cell_t,
-                                      units.cell_p, k, w)[0]
+        joint = np.empty(len(units.cell_t))
+        kern._accumulate_types(units.type_counts, units.type_ptr, units.type_cell,
+                               units.type_val, joint)
+        dense = np.empty(units.cell_p.shape[1])
+        kern._kappas_from_joint(joint, units.cell_t, units.cell_p, k, w, np.empty(k),
+                                np.empty(k), dense)
         sparse = kern._full_kappas_of_cells(units.type_counts, units.type_cell, units.cell_t,
                                             units.cell_p, k, w, kind)
         if kind:  # integer weights and counts: both sums are exact

@@ -427,9 +427,17 @@ def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
                                          units.cell_p, units.n_classes, wmat,
                                          weight_kind(wmat))
         return est, units.joint()
-    return kern._kappas_of_types(units.type_counts, units.type_ptr, units.type_cell,
-                                 units.type_val, len(units.cell_t), units.cell_t,
-                                 units.cell_p, units.n_classes, wmat)
+    # the two steps of a replicate (``_types_block``), called one after the other:
+    # the same compiled code gives a bit-identical value when a replicate redraws
+    # the original table (BCa counts such ties exactly), and nothing new to compile
+    k = units.n_classes
+    joint = np.empty(len(units.cell_t), dtype=np.float64)
+    kern._accumulate_types(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
+                           joint)
+    est = np.empty(units.cell_p.shape[1], dtype=np.float64)
+    kern._kappas_from_joint(joint, units.cell_t, units.cell_p, k, wmat,
+                            np.empty(k, dtype=np.float64), np.empty(k, dtype=np.float64), est)
+    return est, joint
 
 
 def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,

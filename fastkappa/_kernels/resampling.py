@@ -108,23 +108,6 @@ def _accumulate_types(drawn, type_ptr, type_cell, type_val, joint):
                 joint[type_cell[e]] += fd * type_val[e]
 
 
-@jit()
-def _kappas_of_types(type_counts, type_ptr, type_cell, type_val, n_cells, cell_t, cell_p,
-                     k, wmat):
-    """Kappa of each model on the full data, computed exactly as a replicate is.
-
-    A replicate that redraws the original table then gives a bit-identical
-    value, which keeps BCa's tie counting exact.
-    """
-    joint = np.empty(n_cells, dtype=np.float64)
-    _accumulate_types(type_counts, type_ptr, type_cell, type_val, joint)
-    out = np.empty(cell_p.shape[1], dtype=np.float64)
-    r = np.empty(k, dtype=np.float64)
-    c = np.empty(k, dtype=np.float64)
-    _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out)
-    return out, joint
-
-
 # --------------------------------------------------------------------------- bootstrap
 
 
