@@ -53,6 +53,13 @@ def _n_ids(ids, name: str) -> int:
         raise ValueError(f"`{name}` must be a 1-D sequence of ids, one per row.") from None
 
 
+#: the direct id map holds code + 1 per id: int32 halves its memory next to int64
+#: (a shuffled export touches it at random, so fewer pages and cache lines count)
+_DMAP_DTYPE = np.int32
+#: ids beyond what the map's type can number go to the sorted arrays
+_DMAP_MAX_IDS = np.iinfo(_DMAP_DTYPE).max - 1
+
+
 class _IdIndex:
     """Ids (items or raters) -> codes 0, 1, ... in order of first appearance.
 
@@ -88,7 +95,7 @@ class _IdIndex:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if isinstance(self._dmap, int):
-            dmap = np.zeros(self._dmap, dtype=np.int64)
+            dmap = np.zeros(self._dmap, dtype=_DMAP_DTYPE)
             dmap[self._by_code - self._base] = np.arange(1, len(self._by_code) + 1)
             self._dmap = dmap
 
@@ -139,16 +146,16 @@ class _IdIndex:
         else:  # the range of the ids (not the map's capacity, which doubles)
             base, top = min(self._base, lo), max(self._top, hi)
         size = top - base + 1
-        if size > max(4 * (n + n_new) + 1024, ID_MAP_MIN):
+        if size > max(4 * (n + n_new) + 1024, ID_MAP_MIN) or n + n_new >= _DMAP_MAX_IDS:
             self._leave_direct()
             return False
         if self._dmap is None:
-            self._dmap, self._base = np.zeros(size, dtype=np.int64), base
+            self._dmap, self._base = np.zeros(size, dtype=_DMAP_DTYPE), base
         elif base < self._base or top >= self._base + len(self._dmap):
             # doubling: ids that keep growing (files in item order) copy O(ids) in all
             off = self._base - base
             grown = np.zeros(max(size, 2 * len(self._dmap), off + len(self._dmap)),
-                             dtype=np.int64)
+                             dtype=_DMAP_DTYPE)
             grown[off:off + len(self._dmap)] = self._dmap
             self._dmap, self._base = grown, base
         self._top = top

@@ -186,6 +186,23 @@ def test_integer_ids_in_a_compact_range_go_through_a_direct_map():
     assert idx.ids() == [10, 20, 30, 5, 7, 1000, 10**12, 8]
 
 
+def test_more_ids_than_the_direct_map_numbers_go_to_the_sorted_arrays(monkeypatch):
+    """The direct map holds int32 codes: ids beyond what it can number leave it, and
+    the codes stay those the map gave."""
+    from fastkappa import agreement_stream
+    from fastkappa.agreement_stream import _IdIndex
+
+    assert agreement_stream._DMAP_DTYPE == np.int32
+    monkeypatch.setattr(agreement_stream, "_DMAP_MAX_IDS", 6)
+    idx = _IdIndex()
+    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [2, 0, 1, 0]
+    assert idx._dmap is not None and idx._dmap.dtype == np.int32
+    assert idx.row_codes(np.array([40, 50, 60, 10]), "item").tolist() == [3, 4, 5, 0]
+    assert idx._dmap is None and not idx._direct_ok  # 3 + 3 ids reached the limit
+    assert idx.row_codes(np.array([20, 70]), "item").tolist() == [1, 6]
+    assert idx.ids() == [10, 20, 30, 40, 50, 60, 70]
+
+
 def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
     """A shuffled export's first batch spans the whole id range with few of the ids;
     the map stays direct (it used to fall back to sorting, 4x slower at 1e7 items),
