@@ -94,7 +94,12 @@ class LabelConverter:
     def _from_dictionary(self, arr, row0, missing):
         import pyarrow as pa
 
-        codes = arrow_numpy(arr.indices, fill=-1)
+        idx = arr.indices
+        codes = arrow_numpy(idx, fill=0)
+        if idx.null_count:  # -1 marks a null (unsigned indices cannot hold it)
+            if codes.dtype.kind == "u":
+                codes = codes.astype(np.int64)
+            codes[arrow_nulls(idx)] = -1
         dict_vals = arr.dictionary
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()

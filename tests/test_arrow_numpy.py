@@ -17,6 +17,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+import fastkappa as fk  # noqa: E402
 from fastkappa._file_columns import arrow_nulls, arrow_numpy  # noqa: E402
 
 TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
@@ -108,3 +109,36 @@ def test_scoring_a_parquet_file_does_not_import_pandas(tmp_path):
                          text=True, timeout=300)
     assert "pandas-imported False" in out.stderr, out.stderr
     assert '"n_rows"' in out.stdout or "kappa" in out.stdout
+
+
+@pytest.mark.parametrize("index_type", ["uint8", "uint16", "uint32", "uint64", "int8"])
+def test_dictionary_labels_with_unsigned_indices_and_nulls(tmp_path, index_type):
+    """Parquet keeps a dictionary's unsigned index type (polars categoricals use
+    uint32); a null label there used to end in an OverflowError traceback."""
+    from fastkappa import agreement_files, files
+
+    words = pa.array(["mild", "none", "severe"])
+    t_idx = [0, 0, 1, None, 2, 2, 1, 0, 2, 1, 0, 0, 1, 1]
+    p_idx = [0, 1, 1, 2, 2, 0, None, 1, 2, 1, 0, 2, 1, 0]
+    it = pa.type_for_alias(index_type)
+    table = pa.table({
+        "t": pa.DictionaryArray.from_arrays(pa.array(t_idx, it), words),
+        "p": pa.DictionaryArray.from_arrays(pa.array(p_idx, it), words),
+        "item": pa.array(np.repeat(np.arange(7), 2)),
+        "rater": pa.array([0, 1] * 7),
+    })
+    path = tmp_path / "dict.parquet"
+    pq.write_table(table, path)
+    assert pq.read_table(path).column("t").type.index_type == it
+    res = files.score_file(str(path), true="t", pred="p", nan_policy="omit")
+    keep = [i for i in range(14) if t_idx[i] is not None and p_idx[i] is not None]
+    names = words.to_pylist()
+    want = fk.cohen_kappa([names[t_idx[i]] for i in keep], [names[p_idx[i]] for i in keep])
+    assert res == pytest.approx(want, abs=1e-12)
+    ag = agreement_files.agreement_file(str(path), item="item", rater="rater", label="t")
+    ratings = [[names[t_idx[2 * j]] if t_idx[2 * j] is not None else None,
+                names[t_idx[2 * j + 1]] if t_idx[2 * j + 1] is not None else None]
+               for j in range(7)]
+    ref = fk.agreement(np.array(ratings, dtype=object), coefficients="fleiss_kappa")
+    assert ag["fleiss_kappa"].estimate == pytest.approx(ref["fleiss_kappa"].estimate,
+                                                        abs=1e-12)
