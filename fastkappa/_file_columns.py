@@ -349,7 +349,6 @@ def arrow_nulls(arr) -> np.ndarray | None:
     return ~_bits(validity, arr.offset, len(arr))
 
 
-
 def subset(col, keep: np.ndarray):
     """Rows ``keep`` (bool mask or indices) of a converted column."""
     if isinstance(col, CodesColumn):

@@ -533,17 +533,6 @@ def _segment_sums(seg: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
                      for m in range(x.shape[1])], axis=1)
 
 
-def _kappa_of_table(joint: np.ndarray, cell_t: np.ndarray, cell_b: np.ndarray, k: int,
-                    wmat: np.ndarray) -> float:
-    """Kappa of one model from joint cell totals, from scratch (nan when undefined)."""
-    r = np.bincount(cell_t, weights=joint, minlength=k)
-    c = np.bincount(cell_b, weights=joint, minlength=k)
-    e = float(r @ wmat @ c)
-    if not e > 0.0:
-        return math.nan
-    return 1.0 - float(joint.sum()) * float(joint @ wmat[cell_t, cell_b]) / e
-
-
 def jackknife_kappas(units: Units, wmat: np.ndarray, joint: np.ndarray | None = None
                      ) -> np.ndarray:
     """Leave-one-unit-out kappa of each model, one row per type: (T, M).
@@ -602,8 +591,14 @@ def jackknife_kappas(units: Units, wmat: np.ndarray, joint: np.ndarray | None = 
     ok = e2 > 1e-6 * ee
     with np.errstate(divide="ignore", invalid="ignore"):
         out = 1.0 - (nn - dn)[:, None] * (ss - ds) / e2
-    for t, m in zip(*np.nonzero(~ok), strict=True):
-        sub = joint.copy()
-        np.subtract.at(sub, t_cell[ptr[t]:ptr[t + 1]], val[ptr[t]:ptr[t + 1]])
-        out[t, m] = _kappa_of_table(sub, cell_t, cell_p[:, m], k, wmat)
+    redo = np.nonzero(~ok)
+    if len(redo[0]):  # from scratch, by the kernel that scores a replicate's table
+        kern = _kernels()
+        r, c, one = np.empty(k), np.empty(k), np.empty(1)
+        for t, m in zip(*redo, strict=True):
+            sub = joint.copy()
+            np.subtract.at(sub, t_cell[ptr[t]:ptr[t + 1]], val[ptr[t]:ptr[t + 1]])
+            kern._kappas_from_joint(sub, cell_t, np.ascontiguousarray(cell_p[:, m:m + 1]), k,
+                                    wmat, r, c, one)
+            out[t, m] = one[0]
     return out
