@@ -28,6 +28,7 @@ import os
 import queue
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ from ._core.config import (
     PARQUET_BATCH_ROWS,
     PREFETCH,
     PROGRESS_DELAY,
+    STREAM_RELEASE_WAIT,
     WAIT_POLL,
 )
 from ._install import install_hint
@@ -290,6 +292,34 @@ def _open_source(path: str, sep: str | None, stdin) -> Source:
     return Source(name, "csv", header, None, batches)
 
 
+class _PythonStream:
+    """A Python binary stream as pyarrow reads it, until :meth:`stop`.
+
+    pyarrow reads a Python stream ahead on its own I/O threads, and goes on
+    reading after its reader is gone; a thread that calls into Python while
+    the interpreter shuts down aborts the process ("terminate called without
+    an active exception").  After :meth:`stop` every read is at the end of the
+    stream, so pyarrow stops reading and lets go of it.
+    """
+
+    __slots__ = ("__weakref__", "_raw", "_stopped")
+
+    def __init__(self, raw) -> None:
+        self._raw = raw
+        self._stopped = False
+
+    closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        return b"" if self._stopped else self._raw.read(n)
+
+    def stop(self) -> None:
+        self._stopped = True
+
+
 def _csv_stream_source(raw, name: str, sep: str) -> Source:
     header = _read_header(raw, sep, name)
     used = []
@@ -300,13 +330,30 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
         if used:
             raise DataError("standard input can be read only once.")
         used.append(True)
-        return _csv_batches(pa.PythonFile(raw, mode="r"), header, needed, types, sep,
-                            skip_rows=0)
+        stream = _PythonStream(raw)
+        released = threading.Event()
+        watch = weakref.ref(stream, lambda _: released.set())  # noqa: F841
+        reader = _csv_reader(pa.PythonFile(stream, mode="r"), header, needed, types, sep,
+                             skip_rows=0)
+        try:
+            yield from reader
+        finally:
+            # the reader may be reading ahead on pyarrow's threads: end the
+            # stream for it, drop this frame's references (a traceback keeps
+            # the frame alive) and wait until pyarrow has let go of the stream
+            stream.stop()
+            stream = reader = None
+            released.wait(STREAM_RELEASE_WAIT)
 
     return Source(name, "csv", header, None, batches)
 
 
 def _csv_batches(stream, header, needed, types, sep, skip_rows):
+    yield from _csv_reader(stream, header, needed, types, sep, skip_rows)
+
+
+def _csv_reader(stream, header, needed, types, sep, skip_rows):
+    """A pyarrow streaming CSV reader of ``needed`` columns."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -326,7 +373,7 @@ def _csv_batches(stream, header, needed, types, sep, skip_rows):
                                             null_values=list(MISSING_TOKENS),
                                             strings_can_be_null=True,
                                             quoted_strings_can_be_null=True))
-    yield from reader
+    return reader
 
 
 def _parquet_source(path_or_bytes, name: str) -> Source:
@@ -441,10 +488,15 @@ def _prefetched(it, depth: int):
 
     def work() -> None:
         try:
-            for item in it:
-                if not put((True, item)):
-                    return
-            put((False, None))
+            try:
+                for item in it:
+                    if not put((True, item)):
+                        return
+                put((False, None))
+            finally:  # on this thread, where `it` runs: its clean-up may wait
+                close = getattr(it, "close", None)
+                if close is not None:
+                    close()
         except BaseException as e:  # handed to the consumer, raised there
             put((False, e))
 

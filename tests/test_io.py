@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -452,3 +453,44 @@ def test_missing_words_in_a_string_column_with_spaces(tmp_path):
     path.write_bytes(_csv_bytes([["mild", 1], ['" NA "', 1], ["Nan", 1], ["nano", 1]]))
     ((values, missing),) = _read_all(open_source(str(path)), ["t"])["t"]
     assert missing.tolist() == [False, True, True, False] and values[3] == "nano"
+
+
+class _SlowPipe(io.RawIOBase):
+    """A pipe whose first ``fast`` bytes are there at once and the rest trickle in."""
+
+    def __init__(self, data: bytes, fast: int, delay: float):
+        self.data, self.pos, self.fast, self.delay = data, 0, fast, delay
+        self.reading = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        self.reading = True
+        try:
+            if self.pos >= self.fast:
+                time.sleep(self.delay)
+            n = min(len(b), len(self.data) - self.pos, 1 << 16)
+            b[:n] = self.data[self.pos:self.pos + n]
+            self.pos += n
+            return n
+        finally:
+            self.reading = False
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_stdin_is_let_go_when_reading_stops_early(prefetch):
+    """pyarrow reads stdin ahead on its own threads and, left alone, goes on
+    after its reader is gone; a read still running when the interpreter exits
+    aborts the process. Stopping early (an error in the first batch) must end
+    every read before the caller gets control back."""
+    data = b"t,p\n1,x\n" + b"1,2\n" * 4_000_000  # 16 MB, about 5 s to trickle in
+    pipe = _SlowPipe(data, fast=(1 << 20) + (1 << 17), delay=0.02)
+    src = open_source("-", stdin=pipe)
+    with pytest.raises(DataError, match="stop"):
+        for _ in iter_batches(src, ["t", "p"], prefetch=prefetch):
+            raise DataError("stop at the first batch")
+    assert not pipe.reading
+    pos = pipe.pos
+    time.sleep(0.5)
+    assert pipe.pos == pos < len(data)

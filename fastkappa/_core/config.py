@@ -115,6 +115,11 @@ PARQUET_BATCH_ROWS = 1 << 20
 #: batches decoded ahead of the one being scored
 PREFETCH = 2
 
+#: seconds to wait, once reading standard input stops early (an error), for
+#: pyarrow's read-ahead threads to let go of it: one read in flight on a live
+#: pipe ends well within this; a stalled pipe is given up on
+STREAM_RELEASE_WAIT = 5.0
+
 #: seconds before the progress bar shows (short inputs never show one)
 PROGRESS_DELAY = 1.0
 
