@@ -112,15 +112,14 @@ def compare(n_items: int = 20_000) -> list[tuple[str, float, float | None]]:
     t_all, _ = _time(lambda: fk.agreement(x))
     rows.append((f"fk.agreement: 6 coefficients + Gwet SEs ({t_all / t_read:.1f}x the copy)",
                   t_all, None))
-    t_bca, _ = _time(lambda: fk.agreement(x, method="bca", seed=0), repeat=1)
+    t_bca, _ = _time(lambda: fk.agreement(x, method="bca", seed=0))
     rows.append(("fk.agreement: 6 coefficients, BCa 10,000 item resamples", t_bca, None))
     t_bca, _ = _time(lambda: fk.agreement(x, method="bca", seed=0,
-                                          coefficients=[c for c in ALL if c != "conger_kappa"]),
-                     repeat=1)
+                                          coefficients=[c for c in ALL if c != "conger_kappa"]))
     rows.append(("fk.agreement: 5 (no Conger), BCa 10,000 item resamples", t_bca, None))
     for name in ("conger_kappa", "light_kappa"):  # bootstrap over distinct rating rows
         t_rows, _ = _time(lambda name=name: fk.agreement(x, method="bca", seed=0,
-                                                         coefficients=name), repeat=1)
+                                                         coefficients=name))
         rows.append((f"fk.agreement: {name}, BCa 10,000 item resamples", t_rows, None))
     try:
         import krippendorff

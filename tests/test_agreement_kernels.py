@@ -57,6 +57,8 @@ def test_parallel_counting_equals_serial(rng):
 #: (tab_of, lo, ptr, prob, alias, cell_prob, cell_alias) of no Poisson table
 NO_TABLES = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64), np.empty(0),
              np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+#: no rating-row grid: rater columns come from the sparse entries
+NO_GRID = (np.empty(0, np.int64), np.zeros(5, np.int64))
 
 
 def test_parallel_bootstrap_equals_serial():
@@ -70,9 +72,9 @@ def test_parallel_bootstrap_equals_serial():
     dense_of = np.arange(4, dtype=np.int64)
     for units in (no_units, unit_type):
         a = kern._bootstrap_type_moments(counts, dense_of, dense, idx, val, 6, units, NO_TABLES,
-                                         100, 64, seeds)
+                                         *NO_GRID, 100, 64, seeds)
         b = kern._bootstrap_type_moments_serial(counts, dense_of, dense, idx, val, 6, units,
-                                                NO_TABLES, 100, 64, seeds)
+                                                NO_TABLES, *NO_GRID, 100, 64, seeds)
         np.testing.assert_array_equal(a, b)
         m = a[:, :4]
         assert (m.sum(axis=1) == 100).all() and m.std(axis=0).min() > 0
@@ -83,16 +85,18 @@ def test_parallel_bootstrap_equals_serial():
     empty = np.empty((4, 0), np.int64)
     for units in (no_units, unit_type):
         out = kern._bootstrap_type_moments(counts, dense_of, ones, empty, empty.astype(float),
-                                           1, units, NO_TABLES, 100, 16, seeds)
+                                           1, units, NO_TABLES, *NO_GRID, 100, 16, seeds)
         assert (out == 100).all()
     # types sharing a dense row: the row's sum is the sum of their draws
     shared = np.array([0, 1, 0, 1], dtype=np.int64)
     two = np.array([[1.0, 0.0], [0.0, 1.0]])
     for units in (no_units, unit_type):
         for kernel in (kern._bootstrap_type_moments, kern._bootstrap_type_moments_serial):
-            out = kernel(counts, shared, two, idx, val, 6, units, NO_TABLES, 100, 64, seeds)
+            out = kernel(counts, shared, two, idx, val, 6, units, NO_TABLES, *NO_GRID, 100, 64,
+                         seeds)
             assert ((out[:, 0] + out[:, 1]) == 100).all() and out[:, 0].std() > 0
-            full = kernel(counts, dense_of, dense, idx, val, 6, units, NO_TABLES, 100, 64, seeds)
+            full = kernel(counts, dense_of, dense, idx, val, 6, units, NO_TABLES, *NO_GRID, 100,
+                          64, seeds)
             np.testing.assert_array_equal(out[:, 0], full[:, 0] + full[:, 2])
             np.testing.assert_array_equal(out[:, 1], full[:, 1] + full[:, 3])
             np.testing.assert_array_equal(out[:, 4:], full[:, 4:])
@@ -112,7 +116,7 @@ def test_poisson_table_draws_are_multinomial():
     seeds = np.arange(1, 9, dtype=np.uint32)
     no_units = np.empty(0, dtype=np.int64)
     args = (counts, dense_of, dense, idx, idx.astype(float), len(counts), no_units, tables,
-            n, 2000, seeds)
+            *NO_GRID, n, 2000, seeds)
     a = kern._bootstrap_type_moments(*args)
     np.testing.assert_array_equal(a, kern._bootstrap_type_moments_serial(*args))
     assert (a.sum(axis=1) == n).all()
@@ -286,3 +290,80 @@ def test_decode_patterns_inverts_the_keys(rng):
     np.testing.assert_array_equal(codes, rows)
     np.testing.assert_array_equal(counts, [[np.count_nonzero(row == c) for c in range(k)]
                                            for row in rows])
+
+
+@pytest.mark.parametrize("names", [("conger_kappa",), ("light_kappa",),
+                                   ("fleiss_kappa", "conger_kappa", "light_kappa")])
+@pytest.mark.parametrize("n_items, n_raters, k, p_missing",
+                         [(4000, 4, 3, 0.2), (6000, 3, 6, 0.0), (20000, 5, 5, 0.1),
+                          (3000, 2, 4, 0.3)])
+def test_rating_grid_columns_equal_the_sparse_ones(names, n_items, n_raters, k, p_missing):
+    """Conger's and Light's columns summed out of the grid of rating rows are the
+    per-type sums, to the bit, replicate by replicate (same seed, same draws)."""
+    from fastkappa import raters as _r
+    from fastkappa._raters_input import encode_ratings
+
+    rng = np.random.default_rng(n_items + n_raters)
+    truth = rng.integers(0, k, n_items)
+    x = np.where(rng.random((n_items, n_raters)) < 0.6, truth[:, None],
+                 rng.integers(0, k, (n_items, n_raters))).astype(float)
+    x[rng.random(x.shape) < p_missing] = np.nan
+    model = _r.build_model(encode_ratings(x), names)
+    units = _r.Units(model.features, model.type_counts, None)
+    key, spec = _r.rating_grid(model, units, force=True)
+    assert len(key) == len(units.counts)
+    assert len(np.unique(key)) == len(key) and key.max() < (k + 1) ** n_raters
+    if n_raters >= 4:  # many rating rows per grid cell: the grid is the cheaper path
+        assert len(_r.rating_grid(model, units)[0]) == len(key)
+    seq = np.random.SeedSequence(7)
+    original = _r.rating_grid
+    try:
+        _r.rating_grid = lambda m, u: (key, spec)
+        with_grid = _r.bootstrap_moments(model, units, 300, seq)
+        _r.rating_grid = lambda m, u: (np.empty(0, np.int64), np.zeros(5, np.int64))
+        sparse = _r.bootstrap_moments(model, units, 300, seq)
+    finally:
+        _r.rating_grid = original
+    np.testing.assert_array_equal(with_grid, sparse)
+    # and the columns are what they count: each replicate places every item once
+    # per rater (Conger: one column per rater and class, items that rater rated)
+    if model.c is not None:
+        per_rater = with_grid[:, model.c].reshape(len(with_grid), n_raters, k).sum(axis=2)
+        rated = (model.row_codes >= 0).sum(axis=0)  # rating-row types each rater rated
+        assert per_rater.min() >= 0 and (per_rater.sum(axis=0) > 0).all() and rated.all()
+
+
+def test_grid_margins_kernel_against_numpy(rng):
+    """``_grid_margins``: the one-way margins of a tensor, summed in place."""
+    for base, n_axes in ((2, 1), (3, 4), (6, 5), (7, 2)):
+        grid = rng.integers(0, 50, base ** n_axes).astype(np.int64)
+        marg = np.empty((n_axes, base), dtype=np.int64)
+        kern._grid_margins(grid.copy(), grid.size, base, n_axes, marg)
+        tensor = grid.reshape((base,) * n_axes)
+        for axis in range(n_axes):
+            other = tuple(a for a in range(n_axes) if a != axis)
+            np.testing.assert_array_equal(marg[axis], tensor.sum(axis=other))
+
+
+def test_grid_rater_features_kernel_against_numpy(rng):
+    """``_grid_rater_features``: Conger's rater-by-class counts and Light's
+    pair-by-class-pair counts (both rated) of a grid of rating-row counts."""
+    base, n_raters = 4, 4  # k = 3 classes, digit 0 = missing
+    k = base - 1
+    grid = rng.integers(0, 9, base ** n_raters).astype(np.int64)
+    tensor = grid.reshape((base,) * n_raters)
+    n_pairs = n_raters * (n_raters - 1) // 2
+    out = np.zeros(5 + n_raters * k + n_pairs * k * k)
+    work = np.empty_like(grid)
+    marg = np.empty((n_raters, base), dtype=np.int64)
+    kern._grid_rater_features(grid.copy(), base, n_raters, k, 5, 5 + n_raters * k, work, marg,
+                              out)
+    assert (out[:5] == 0).all()
+    conger = out[5:5 + n_raters * k].reshape(n_raters, k)
+    for r in range(n_raters):
+        other = tuple(a for a in range(n_raters) if a != r)
+        np.testing.assert_array_equal(conger[r], tensor.sum(axis=other)[1:])
+    light = out[5 + n_raters * k:].reshape(n_pairs, k, k)
+    for p, (g, h) in enumerate(zip(*np.triu_indices(n_raters, 1), strict=True)):
+        other = tuple(a for a in range(n_raters) if a not in (g, h))
+        np.testing.assert_array_equal(light[p], tensor.sum(axis=other)[1:, 1:])

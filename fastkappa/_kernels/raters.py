@@ -57,8 +57,79 @@ def _count_item_classes(codes, k, n_chunks):
 
 
 @jit()
-def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense, sp_idx,
-                   sp_val, lo, hi, draws, group_draws, state, out):
+def _grid_margins(buf, size, base, n_axes, marg):
+    """One-way margins of the tensor ``buf[:size]`` into ``marg[axis, digit]``.
+
+    The tensor has ``n_axes`` axes of ``base`` digits, the first axis the most
+    significant.  Axes are summed out from the last, in place (entry ``p`` of
+    the next level is written after entries ``p * base ...`` were read), so
+    ``buf`` is overwritten.
+    """
+    for r in range(n_axes - 1, -1, -1):
+        size //= base
+        for d in range(base):
+            marg[r, d] = 0
+        for p in range(size):
+            q = p * base
+            s = np.int64(0)
+            for d in range(base):
+                v = buf[q + d]
+                marg[r, d] += v
+                s += v
+            buf[p] = s
+
+
+@jit()
+def _grid_rater_features(grid, base, n_raters, k, conger_col, light_col, work, marg, out_row):
+    """Add Conger's rater columns and Light's rater-pair columns of one replicate.
+
+    ``grid`` holds the replicate's count of every rating row, by key (rater 0
+    the most significant digit; digit 0 missing, ``d`` class ``d - 1``) and is
+    overwritten.  Conger's column ``conger_col + r k + c`` counts the rows where
+    rater ``r`` gave class ``c``: the one-way margins of the grid.  Light's
+    column ``light_col + p k^2 + c k + e`` counts the rows where pair ``p = (g,
+    h)`` (``g < h``, in ``triu`` order) gave ``c`` and ``e``: for each ``h``
+    from the last, the one-way margins of each slice of rater ``h``'s classes
+    over raters ``0..h-1``, after which rater ``h`` is summed out.  A few
+    sequential passes over the grid instead of one scattered add per rater
+    (or pair) and row.
+    """
+    size = grid.shape[0]
+    if conger_col >= 0:
+        src = grid
+        if light_col >= 0:  # Light reads the grid after this
+            for i in range(size):
+                work[i] = grid[i]
+            src = work
+        _grid_margins(src, size, base, n_raters, marg)
+        for r in range(n_raters):
+            for d in range(1, base):
+                out_row[conger_col + r * k + d - 1] += np.float64(marg[r, d])
+    if light_col >= 0:
+        kk = k * k
+        for h in range(n_raters - 1, 0, -1):
+            sub = size // base  # grid[:size] holds the counts over raters 0..h
+            for dh in range(1, base):
+                for q in range(sub):
+                    work[q] = grid[q * base + dh]
+                _grid_margins(work, sub, base, h, marg)
+                for g in range(h):
+                    pair = g * (2 * n_raters - g - 1) // 2 + h - g - 1
+                    col = light_col + pair * kk + dh - 1
+                    for dg in range(1, base):
+                        out_row[col + (dg - 1) * k] += np.float64(marg[g, dg])
+            for q in range(sub):
+                s = np.int64(0)
+                for d in range(base):
+                    s += grid[q * base + d]
+                grid[q] = s
+            size = sub
+
+
+@jit()
+def _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
+                   dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
+                   marg, state, out):
     """Replicates lo..hi: draw type counts, then add up the types' features.
 
     Type counts come from a multinomial over the types: one binomial per
@@ -70,6 +141,11 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
     dense row are added up first, then each dense row once) plus sparse
     entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none; ``sp_val``
     with no columns: every entry is 1, as Conger's one-hot rater columns).
+    With a ``grid_key`` (the key of each rating-row type; ``grid_spec`` =
+    ``(base, n_raters, k, conger_col, light_col)``), Conger's and Light's
+    columns come from the replicate's grid of rating rows instead
+    (:func:`_grid_rater_features`; ``gbuf`` and ``work`` hold a grid each,
+    ``marg`` is (n_raters, base)).
     """
     n_types = type_counts.shape[0]
     n_groups = dense.shape[0]
@@ -77,6 +153,7 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
     n_sparse = sp_idx.shape[1]
     unit_values = sp_val.shape[1] == 0
     by_index = unit_type.shape[0] > 0
+    use_grid = grid_key.shape[0] > 0
     fn = np.float64(n_units)
     for rep in range(lo, hi):
         if by_index:
@@ -111,6 +188,13 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, de
                 fm = np.float64(m)
                 for j in range(n_dense):
                     out[rep, j] += fm * dense[g, j]
+        if use_grid:
+            for i in range(gbuf.shape[0]):
+                gbuf[i] = 0
+            for t in range(n_types):
+                gbuf[grid_key[t]] = draws[t]
+            _grid_rater_features(gbuf, grid_spec[0], grid_spec[1], grid_spec[2], grid_spec[3],
+                                 grid_spec[4], work, marg, out[rep])
 
 
 @jit()
@@ -124,9 +208,22 @@ def _moments_setup(type_counts, n_feat, n_rep, block_seeds):
     return total, out, n_blocks, (n_rep + n_blocks - 1) // n_blocks
 
 
+@jit()
+def _grid_buffers(grid_key, grid_spec):
+    """The grid scratch of one block: two grids and the margins (empty without a grid)."""
+    if grid_key.shape[0] == 0:
+        return (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                np.empty((0, 0), dtype=np.int64))
+    size = np.int64(1)
+    for _ in range(grid_spec[1]):
+        size *= grid_spec[0]
+    return (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.empty((grid_spec[1], grid_spec[0]), dtype=np.int64))
+
+
 @jit(parallel=True)
 def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_type,
-                            poisson, n_units, n_rep, block_seeds):
+                            poisson, grid_key, grid_spec, n_units, n_rep, block_seeds):
     """Feature sums of ``n_rep`` item (or cluster) bootstrap replicates.
 
     A replicate draws ``n_units`` units with replacement, that is type counts
@@ -142,10 +239,12 @@ def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat
         _rng_init(block_seeds[b], state)
         draws = np.zeros(n_types, dtype=np.int64)
         group_draws = np.zeros(dense.shape[0], dtype=np.int64)
+        gbuf, work, marg = _grid_buffers(grid_key, grid_spec)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
-                       sp_idx, sp_val, lo, hi, draws, group_draws, state, out)
+        _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
+                       dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
+                       marg, state, out)
     return out
 
 
@@ -159,19 +258,22 @@ def _count_item_classes_serial(codes, k):
 
 @jit()
 def _bootstrap_type_moments_serial(type_counts, dense_of, dense, sp_idx, sp_val, n_feat,
-                                   unit_type, poisson, n_units, n_rep, block_seeds):
+                                   unit_type, poisson, grid_key, grid_spec, n_units, n_rep,
+                                   block_seeds):
     """:func:`_bootstrap_type_moments` with the same blocks run in order on one thread."""
     n_types = type_counts.shape[0]
     total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     draws = np.zeros(n_types, dtype=np.int64)
     group_draws = np.zeros(dense.shape[0], dtype=np.int64)
+    gbuf, work, marg = _grid_buffers(grid_key, grid_spec)
     state = np.empty(4, dtype=np.uint64)
     for b in range(n_blocks):
         _rng_init(block_seeds[b], state)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
-                       sp_idx, sp_val, lo, hi, draws, group_draws, state, out)
+        _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
+                       dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
+                       marg, state, out)
     return out
 
 

@@ -311,10 +311,20 @@ def _draw_multinomial_poisson(tab_of, lo, ptr, prob, alias, cell_prob, cell_alia
     n_cells = out.shape[0]
     while True:
         s = np.int64(0)
+        # cells sharing a table come one after another (most frequent first):
+        # read a table's place once per run of cells
+        j_last = np.int64(-1)
+        l0 = np.int64(0)
+        width = np.int64(1)
+        base = np.int64(0)
         for t in range(n_cells):
             j = tab_of[t]
-            l0 = ptr[j]
-            x = lo[j] + _alias_draw(prob, alias, l0, ptr[j + 1] - l0, state)
+            if j != j_last:
+                j_last = j
+                l0 = ptr[j]
+                width = ptr[j + 1] - l0
+                base = lo[j]
+            x = base + _alias_draw(prob, alias, l0, width, state)
             out[t] = x
             s += x
         if s <= n:
