@@ -16,6 +16,12 @@ Run with ``asv run --python=same --quick --bench bench_compare`` (or
 
 from __future__ import annotations
 
+import os
+
+# time the parallel bootstrap drivers whatever the kernel cache holds (a fresh
+# cache runs mid-sized bootstraps on their serial twins; see fastkappa._core.units)
+os.environ.setdefault("FASTKAPPA_COLD_SERIAL", "0")
+
 import numpy as np
 
 import fastkappa as fk

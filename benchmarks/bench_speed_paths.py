@@ -13,6 +13,12 @@ the issue's sizes and prints the ratios side by side.
 
 from __future__ import annotations
 
+import os
+
+# time the parallel bootstrap drivers whatever the kernel cache holds (a fresh
+# cache runs mid-sized bootstraps on their serial twins; see fastkappa._core.units)
+os.environ.setdefault("FASTKAPPA_COLD_SERIAL", "0")
+
 import fastkappa as fk
 from benchmarks.bench_compare import noisy_models
 from benchmarks.speed_paths import _setting, banded, independent_models

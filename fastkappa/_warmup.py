@@ -309,11 +309,12 @@ def warmup(*, n_small: int = 2000, n_large: int = 0,
     """
     import warnings
 
+    from ._core.units import parallel_drivers
     from ._kernels import _cache
 
     report = WarmupReport(cache_dir=str(_cache.cache_dir()))
     start = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), parallel_drivers():
         # the synthetic data is built to reach code paths, not to give clean numbers
         warnings.simplefilter("ignore")
         for name, step in _steps(n_small, n_large):

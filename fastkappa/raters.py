@@ -622,7 +622,7 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     Conger's rater columns (one-hot, mostly zero) are added as sparse
     entries.
     """
-    from ._core.units import SERIAL_MAX_DRAWS, block_seeds, poisson_tables
+    from ._core.units import block_seeds, poisson_tables, run_driver
     kern = raters_kernels()
 
     feats, counts = units.features, units.counts
@@ -663,11 +663,11 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
         tables = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64),
                   np.empty(0), np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
     per_rep = (n_units if by_index else len(counts)) + dense.shape[1] + idx.shape[1]
-    serial = n_resamples * per_rep <= SERIAL_MAX_DRAWS
-    kernel = kern._bootstrap_type_moments_serial if serial else kern._bootstrap_type_moments
-    return kernel(counts, dense_of, np.ascontiguousarray(dense), idx, val,
-                  np.int64(feats.shape[1]), unit_type, tables, grid_key, grid_spec,
-                  np.int64(n_units), n_resamples, block_seeds(seed, n_resamples))
+    return run_driver(kern._bootstrap_type_moments, kern._bootstrap_type_moments_serial,
+                      n_resamples * per_rep, counts, dense_of, np.ascontiguousarray(dense),
+                      idx, val, np.int64(feats.shape[1]), unit_type, tables, grid_key,
+                      grid_spec, np.int64(n_units), n_resamples,
+                      block_seeds(seed, n_resamples))
 
 
 __all__ = ["COEFFICIENTS", "LEVELS", "ON_REQUEST", "Model", "Units", "agreement_weights",

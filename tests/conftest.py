@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,11 @@ import pytest
 
 # tests import their oracles as `from naive import ...`
 sys.path.insert(0, str(Path(__file__).parent))
+
+# bootstrap tests run the parallel drivers whatever the kernel cache holds (a
+# fresh cache would otherwise pick their serial twins for mid-sized work, see
+# fastkappa._core.units.run_driver); subprocesses inherit it
+os.environ["FASTKAPPA_COLD_SERIAL"] = "0"
 
 
 @pytest.fixture

@@ -30,8 +30,11 @@ clusters or weights), weighted by how many units share them.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import os
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -41,6 +44,8 @@ from .._core import weights as _weights
 from .._core.rows import id_codes, missing_id_rows
 from ..exceptions import DegenerateIntervalWarning
 from .config import (
+    COLD_SERIAL_BUDGET,
+    COLD_SERIAL_MAX_DRAWS,
     MAX_BLOCKS,
     POISSON_TABLE_MAX,
     ROW_CHUNK,
@@ -440,6 +445,79 @@ def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return est, joint
 
 
+#: environment variable: ``0`` turns off the serial choice of a fresh kernel
+#: cache (:func:`run_driver`), for benchmarks and tests of the parallel drivers
+COLD_SERIAL_ENV = "FASTKAPPA_COLD_SERIAL"
+#: > 0 while :func:`parallel_drivers` is active (``fastkappa warmup``)
+_parallel_forced = 0
+#: per parallel driver: (serial runs so far, their seconds after the first run)
+_cold_serial_runs: dict[int, tuple[int, float]] = {}
+
+
+@contextlib.contextmanager
+def parallel_drivers():
+    """Within the block, :func:`run_driver` compiles and runs the parallel drivers
+    whenever the work is large enough for them (``fastkappa warmup`` caches them)."""
+    global _parallel_forced
+    _parallel_forced += 1
+    try:
+        yield
+    finally:
+        _parallel_forced -= 1
+
+
+def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
+    """Run a bootstrap driver on ``args``: its serial twin (the same blocks, so the
+    same result) up to :data:`SERIAL_MAX_DRAWS` draws, and up to
+    :data:`COLD_SERIAL_MAX_DRAWS` while the parallel driver would have to be
+    compiled first (a fresh kernel cache: the parallel driver costs about 1.1 s
+    more to compile than its serial twin); else the parallel driver.
+
+    Once such serial runs have taken :data:`COLD_SERIAL_BUDGET` seconds in a
+    process (the first run, which compiles, left out), the parallel driver is
+    compiled after all: repeated calls never lose much more than the first
+    call saved.
+
+    ``blocks``, when given, runs the serial twin's loop over blocks in Python
+    (the same blocks, the same result) in that second case, while the serial
+    driver is not compiled either: a fresh cache then compiles neither driver
+    (the serial one costs about 0.4 s), for about 0.5 ms more per call (64
+    blocks called from Python; such calls take 5 ms or more).
+    """
+    if work <= SERIAL_MAX_DRAWS:
+        return serial(*args)
+    if (work > COLD_SERIAL_MAX_DRAWS or _parallel_forced
+            or os.environ.get(COLD_SERIAL_ENV, "1") == "0"):
+        return parallel(*args)
+    from .._kernels._jit import is_ready
+
+    runs, spent = _cold_serial_runs.get(id(parallel), (0, 0.0))
+    if spent > COLD_SERIAL_BUDGET or is_ready(parallel, args):
+        return parallel(*args)
+    start = time.perf_counter()
+    if blocks is not None and not is_ready(serial, args):
+        out = blocks(*args)
+    else:
+        out = serial(*args)
+    if runs:
+        spent += time.perf_counter() - start
+    _cold_serial_runs[id(parallel)] = (runs + 1, spent)
+    return out
+
+
+def _types_blocks(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
+                  wmat, n_rep, seeds) -> np.ndarray:
+    """``_bootstrap_kappa_types_serial`` as a Python loop over its blocks."""
+    block = _kernels()._types_block
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    step = -(-n_rep // len(seeds))
+    for b in range(len(seeds)):
+        lo = min(n_rep, b * step)
+        block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k, wmat,
+              seeds[b], lo, min(n_rep, lo + step), out)
+    return out
+
+
 def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                      seed: np.random.SeedSequence, *, by_index: bool | None = None
                      ) -> np.ndarray:
@@ -460,24 +538,23 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                                            units.type_cell, units.type_val, units.cell_t,
                                            units.cell_p, units.n_classes, wmat,
                                            n_resamples, seeds)
-    serial = n_resamples * (units.n_types + len(units.cell_t)) <= SERIAL_MAX_DRAWS
+    work = n_resamples * (units.n_types + len(units.cell_t))
     if sparse_cells(units):
         tables = _poisson_tables(units)
         if tables is not None:
-            kernel = (kern._bootstrap_kappa_cells_poisson_serial if serial
-                      else kern._bootstrap_kappa_cells_poisson)
-            return kernel(*tables, np.int64(units.n_units), units.type_cell, units.cell_t,
-                          units.cell_p, units.n_classes, wmat, weight_kind(wmat),
-                          n_resamples, seeds)
-        kernel = (kern._bootstrap_kappa_cells_serial if serial
-                  else kern._bootstrap_kappa_cells)
-        return kernel(units.type_counts, units.type_cell, np.int64(units.n_units),
-                      units.cell_t, units.cell_p, units.n_classes, wmat, weight_kind(wmat),
-                      n_resamples, seeds)
-    kernel = kern._bootstrap_kappa_types_serial if serial else kern._bootstrap_kappa_types
-    return kernel(units.type_counts, units.type_ptr, units.type_cell, units.type_val,
-                  np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes, wmat,
-                  n_resamples, seeds)
+            return run_driver(kern._bootstrap_kappa_cells_poisson,
+                              kern._bootstrap_kappa_cells_poisson_serial, work, *tables,
+                              np.int64(units.n_units), units.type_cell, units.cell_t,
+                              units.cell_p, units.n_classes, wmat, weight_kind(wmat),
+                              n_resamples, seeds)
+        return run_driver(kern._bootstrap_kappa_cells, kern._bootstrap_kappa_cells_serial,
+                          work, units.type_counts, units.type_cell, np.int64(units.n_units),
+                          units.cell_t, units.cell_p, units.n_classes, wmat,
+                          weight_kind(wmat), n_resamples, seeds)
+    return run_driver(kern._bootstrap_kappa_types, kern._bootstrap_kappa_types_serial, work,
+                      units.type_counts, units.type_ptr, units.type_cell, units.type_val,
+                      np.int64(units.n_units), units.cell_t, units.cell_p, units.n_classes,
+                      wmat, n_resamples, seeds, blocks=_types_blocks)
 
 
 def use_row_tables(n_types: int, n_rows: int, n_classes: int, n_models: int) -> bool:
@@ -514,11 +591,10 @@ def bootstrap_kappas_rows(cells: np.ndarray, row_w: np.ndarray | None, n_classes
     kern = _kernels()
     seeds = block_seeds(seed, n_resamples)
     w = np.empty(0) if row_w is None else np.ascontiguousarray(row_w, dtype=np.float64)
-    serial = n_resamples * len(cells) <= SERIAL_MAX_DRAWS
-    kernel = (kern._bootstrap_kappa_row_tables_serial if serial
-              else kern._bootstrap_kappa_row_tables)
-    return kernel(np.ascontiguousarray(cells), w, np.int64(ROW_CHUNK), n_classes, wmat,
-                  n_resamples, seeds)
+    return run_driver(kern._bootstrap_kappa_row_tables,
+                      kern._bootstrap_kappa_row_tables_serial, n_resamples * len(cells),
+                      np.ascontiguousarray(cells), w, np.int64(ROW_CHUNK), n_classes, wmat,
+                      n_resamples, seeds)
 
 
 #: pairs of entries (within one type) handled at once by :func:`jackknife_kappas`

@@ -75,6 +75,25 @@ def canonical_args(args: tuple, positions: tuple[int, ...]) -> tuple:
     return tuple(out)
 
 
+def is_ready(kernel, args: tuple) -> bool:
+    """Whether ``kernel(*args)`` runs without compiling: numba holds an overload
+    for these argument types in this process, or the kernel cache has one.
+
+    Reads numba's cache index (a private API, the key numba itself looks up);
+    anything unexpected answers True, which keeps the caller's usual choice.
+    """
+    disp = getattr(kernel, "dispatcher", kernel)
+    try:
+        sig = tuple(disp.typeof_pyval(a) for a in args)
+        if sig in disp.overloads:
+            return True
+        cache = disp._cache
+        key = cache._index_key(sig, disp.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # no JIT, no cache, another numba: as if compiled
+        return True
+
+
 def jit(*, parallel: bool = False, fastmath: bool = False,
         canonical: tuple[int, ...] = ()):
     """Return a lazy ``numba.njit`` decorator with fastkappa's fixed options.
