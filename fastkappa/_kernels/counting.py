@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import jit
+from ._jit import canonical_args, jit
 
 
 @jit()
@@ -118,8 +118,16 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, n_chunks)
     return out
 
 
-@jit(canonical=(0, 3))
 def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
+    """:func:`_accumulate_confusion` on one thread: ``(1, s * s)``.
+
+    A Python function that calls the block kernel itself: a jitted wrapper
+    around it cost about half a second more to compile at the first call of
+    every entry point (numba optimises the inlined block again), for no gain
+    at run time.  Small integer label arrays are cast to int64 first, as
+    :func:`~fastkappa._kernels._jit.canonical_args` describes.
+    """
+    t, p = canonical_args((t, p), (0, 1))
     out = np.zeros((1, s * s), dtype=np.int64)
     _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0])
     return out
@@ -214,8 +222,10 @@ def _accumulate_confusion_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct
     return out
 
 
-@jit(canonical=(0, 3))
 def _accumulate_confusion_counted_serial(t, t_off, t_lut, p, p_off, p_lut, c, s, direct):
+    """:func:`_accumulate_confusion_counted` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    t, p = canonical_args((t, p), (0, 1))
     out = np.zeros((1, s * s), dtype=np.int64)
     _count_block_counted(t, t_off, t_lut, p, p_off, p_lut, c, s, direct, out[0])
     return out
@@ -624,34 +634,38 @@ def _minmax_serial(a):
     return out
 
 
-@jit(canonical=(0, 1))
 def _accumulate_quadratic_sums_serial(a, b, wide):
-    out = np.zeros((1, 7), dtype=np.int64)
-    r = _quadratic_sums(a, b, wide)
-    for j in range(7):
-        out[0, j] = r[j]
-    return out
+    """:func:`_accumulate_quadratic_sums` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    a, b = canonical_args((a, b), (0, 1))
+    return np.array([_quadratic_sums(a, b, wide)], dtype=np.int64)
 
 
-@jit(canonical=(0, 3))
 def _accumulate_confusion_weighted_serial(t, t_off, t_lut, p, p_off, p_lut, w, s, direct):
+    """:func:`_accumulate_confusion_weighted` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    t, p = canonical_args((t, p), (0, 1))
     out = np.zeros((1, s * s), dtype=np.float64)
     cnt = np.zeros((1, s * s), dtype=np.int64)
     _count_block_weighted(t, t_off, t_lut, p, p_off, p_lut, w, s, direct, out[0], cnt[0])
     return out, cnt
 
 
-@jit(canonical=(0, 3, 6))
 def _accumulate_group_confusion_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s,
                                        direct, n_groups):
+    """:func:`_accumulate_group_confusion` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    g, t, p = canonical_args((g, t, p), (0, 1, 2))
     out = np.zeros((1, (n_groups + 1) * s * s), dtype=np.int64)
     _count_groups_block(g, g_off, g_lut, t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0])
     return out
 
 
-@jit(canonical=(0, 3, 6))
 def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut, p, p_off,
                                                 p_lut, w, s, direct, n_groups):
+    """:func:`_accumulate_group_confusion_weighted` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    g, t, p = canonical_args((g, t, p), (0, 1, 2))
     size = (n_groups + 1) * s * s
     out = np.zeros((1, size), dtype=np.float64)
     cnt = np.zeros((1, size), dtype=np.int64)
@@ -660,9 +674,11 @@ def _accumulate_group_confusion_weighted_serial(g, g_off, g_lut, t, t_off, t_lut
     return out, cnt
 
 
-@jit(canonical=(0, 3))
 def _accumulate_kappa_sums_serial(t, t_off, t_lut, p, p_off, p_lut, w, weighted, wkind, wmat,
                                   s, direct):
+    """:func:`_accumulate_kappa_sums` on one thread, from Python (see
+    :func:`_accumulate_confusion_serial`)."""
+    t, p = canonical_args((t, p), (0, 1))
     k = s - 3
     r = np.zeros((1, k), dtype=np.float64)
     c = np.zeros((1, k), dtype=np.float64)
