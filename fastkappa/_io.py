@@ -287,7 +287,7 @@ def _open_source(path: str, sep: str | None, stdin) -> Source:
         import pyarrow as pa
 
         stream = pa.input_stream(path, compression=compression)
-        return _csv_batches(stream, header, needed, types, sep, skip_rows=1)
+        return _csv_reader(stream, header, needed, types, sep, skip_rows=1)
 
     return Source(name, "csv", header, None, batches)
 
@@ -346,10 +346,6 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
             released.wait(STREAM_RELEASE_WAIT)
 
     return Source(name, "csv", header, None, batches)
-
-
-def _csv_batches(stream, header, needed, types, sep, skip_rows):
-    yield from _csv_reader(stream, header, needed, types, sep, skip_rows)
 
 
 def _csv_reader(stream, header, needed, types, sep, skip_rows):
