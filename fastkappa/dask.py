@@ -469,6 +469,7 @@ def _partition_groups(part, spec, inputs):
     partition's classes (merged, it puts every table on one scale).  Rows with a
     missing group id are only counted here; the client applies ``nan_policy``."""
     from .groups import kappa_by_group as group_kernel
+    from .groups import quiet_undefined
 
     t, p, w, f, g = flatten_labels(part["y_true"], part["y_pred"],
                                    sample_weight=_values(part, "sample_weight"),
@@ -488,8 +489,7 @@ def _partition_groups(part, spec, inputs):
         return out
     if out["missing"]:
         t, p, w, f = (None if x is None else x[present] for x in (t, p, w, f))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedKappaWarning)  # scored on the client
+    with quiet_undefined():  # scored on the client
         res = group_kernel(t, p, keys[codes[present]], labels=spec.get("labels"),
                            n_classes=spec.get("n_classes"), sample_weight=w,
                            frequency_weight=f, **inputs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
 from typing import Any
 
@@ -177,6 +179,25 @@ def group_interval_iv(method, ci, confidence_level, n_resamples, seed):
     return _kappa_ci_iv(method, confidence_level, n_resamples, seed)
 
 
+#: per thread: ``undefined = True`` leaves out the warning about undefined groups
+#: (Dask partitions, whose groups are scored again on the client).  A thread-local
+#: flag, not ``warnings.catch_warnings``, which is not thread-safe: partitions run
+#: on several threads at once.
+_quiet = threading.local()
+
+
+@contextlib.contextmanager
+def quiet_undefined():
+    """Within the block, :func:`kappa_by_group` on this thread does not warn about
+    undefined groups."""
+    before = getattr(_quiet, "undefined", False)
+    _quiet.undefined = True
+    try:
+        yield
+    finally:
+        _quiet.undefined = before
+
+
 def kappa_by_group(
     y_true: ArrayLike,
     y_pred: ArrayLike,
@@ -343,12 +364,12 @@ def kappa_by_group(
     if wsum is None:
         n_g = n_g.astype(np.int64)
     undefined = np.isnan(kappa)
-    if undefined.any():
+    if undefined.any() and not getattr(_quiet, "undefined", False):
         warnings.warn(
             f"kappa is undefined (or no row is left) in {int(undefined.sum())} of {g} groups; "
             f"they are reported as replace_undefined_by={replace_undefined_by!r}.",
             UndefinedKappaWarning, stacklevel=2)
-        kappa[undefined] = replace_undefined_by
+    kappa[undefined] = replace_undefined_by
     total = tables.sum(axis=0)
     overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights),
                                     replace_undefined_by)

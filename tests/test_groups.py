@@ -231,3 +231,43 @@ def test_kappa_by_group_integer_ids_outside_the_sampled_range(case):
         assert res[key].estimate == pytest.approx(expected, abs=1e-12)
     np.testing.assert_array_equal(res.confusion.sum(axis=0).round(9),
                                   fk.confusion_matrix(t, p, sample_weight=w).round(9))
+
+
+def test_quiet_undefined_is_per_thread():
+    """Dask partitions score groups on several threads at once and leave out the
+    warning about undefined groups: a thread-local switch, so that another
+    thread's call still warns (``warnings.catch_warnings`` is process-wide and
+    let partitions' warnings escape, or silenced other threads)."""
+    import threading
+    import warnings
+
+    from fastkappa.exceptions import UndefinedKappaWarning
+    from fastkappa.groups import quiet_undefined
+
+    t, p, g = [0, 0, 1, 0, 1, 1], [0, 0, 1, 1, 0, 1], [0, 0, 1, 1, 1, 1]
+    inside, release = threading.Event(), threading.Event()
+    seen = []
+
+    def partition():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with quiet_undefined():
+                inside.set()
+                release.wait(10)
+                res = fk.kappa_by_group(t, p, g)
+        seen.append((res, [w.category for w in caught]))
+
+    worker = threading.Thread(target=partition)
+    worker.start()
+    assert inside.wait(10)
+    try:
+        with pytest.warns(UndefinedKappaWarning, match="1 of 2 groups"):
+            here = fk.kappa_by_group(t, p, g)  # this thread is not quiet
+    finally:
+        release.set()
+        worker.join(10)
+    (res, categories), = seen
+    assert UndefinedKappaWarning not in categories
+    # the same numbers, the undefined group replaced as usual
+    np.testing.assert_array_equal(res.estimate, here.estimate)
+    assert np.isnan(res.estimate[0]) and not np.isnan(res.estimate[1])
