@@ -71,7 +71,10 @@ class _IdIndex:
 
     def __init__(self) -> None:
         self._dict: dict | None = None
-        self._by_code = np.empty(0, dtype=np.int64)   # integer mode: id of each code
+        # integer mode: the id of each code, the first `_n_ids` of a buffer that
+        # doubles (appending a batch's new ids copies O(ids) in all, not per batch)
+        self._ids_buf = np.empty(0, dtype=np.int64)
+        self._n_ids = 0
         self._sorted = np.empty(0, dtype=np.int64)
         self._sorted_code = np.empty(0, dtype=np.int64)
         # direct mode (integer ids in a compact range): dmap[id - base] is the id's
@@ -82,12 +85,31 @@ class _IdIndex:
         self._direct_ok = True
 
     def __len__(self) -> int:
-        return len(self._dict) if self._dict is not None else len(self._by_code)
+        return len(self._dict) if self._dict is not None else self._n_ids
+
+    @property
+    def _by_code(self) -> np.ndarray:
+        """Integer mode: the id of each code (a view)."""
+        return self._ids_buf[:self._n_ids]
+
+    def _room(self, m: int) -> np.ndarray:
+        """The buffer's free tail, with room for at least ``m`` more ids."""
+        n = self._n_ids
+        if n + m > len(self._ids_buf):
+            grown = np.empty(max(n + m, 2 * len(self._ids_buf)), dtype=np.int64)
+            grown[:n] = self._ids_buf[:n]
+            self._ids_buf = grown
+        return self._ids_buf[n:]
+
+    def _append(self, ids: np.ndarray) -> None:
+        self._room(len(ids))[:len(ids)] = ids
+        self._n_ids += len(ids)
 
     def __getstate__(self) -> dict:
         # the direct map spans the id range (possibly far more than the ids): a
         # pickle stores its length only, and loading rebuilds it from the ids
         state = self.__dict__.copy()
+        state["_ids_buf"] = self._by_code.copy()
         if state["_dmap"] is not None:
             state["_dmap"] = len(state["_dmap"])
         return state
@@ -116,11 +138,12 @@ class _IdIndex:
             self._dict = {v: c for c, v in enumerate(self._by_code.tolist())}
 
     def row_codes(self, ids, name: str) -> np.ndarray:
-        """Each row's code (int64), adding new ids: per batch in ascending order.
+        """Each row's code (int64), adding new ids.
 
         Integer ids in a compact range go through a direct map in one pass
-        (no sort, no per-batch copy of the known ids); other ids are numbered
-        per batch first (:func:`_factorize`).
+        (no sort, no per-batch copy of the known ids), new ids numbered in
+        order of first appearance; other ids are numbered per batch first
+        (:func:`_factorize`), new ids of a batch in ascending order.
         """
         if (self._dict is None and self._direct_ok and isinstance(ids, np.ndarray)
                 and ids.ndim == 1 and len(ids) and ids.dtype.kind in "iu"
@@ -166,12 +189,10 @@ class _IdIndex:
         if not self._fit(lo, hi, len(ids)):
             return None
         n = len(self._by_code)
-        new_ids = np.empty(min(len(ids), hi - lo + 1), dtype=np.int64)
+        new_ids = self._room(min(len(ids), hi - lo + 1))
         out = np.empty(len(ids), dtype=np.int64)
-        m = raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap, np.int64(n),
-                                           np.int64(lo), np.int64(hi), new_ids, out)
-        if m:
-            self._by_code = np.concatenate([self._by_code, new_ids[:m]])
+        self._n_ids += raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap,
+                                                      np.int64(n), new_ids, out)
         return out
 
     def codes(self, ids) -> np.ndarray:
@@ -189,7 +210,7 @@ class _IdIndex:
                 new = out < 0
                 out[new] = len(self._by_code) + np.arange(np.count_nonzero(new))
                 self._dmap[v[new]] = out[new] + 1
-                self._by_code = np.concatenate([self._by_code, arr[new]])
+                self._append(arr[new])
                 return out
             self._leave_direct()
             return self._int_codes(arr)
@@ -206,7 +227,7 @@ class _IdIndex:
         if len(new):
             n = len(self._by_code)
             out[new] = n + np.arange(len(new))
-            self._by_code = np.concatenate([self._by_code, ids[new]])
+            self._append(ids[new])
             order = np.argsort(ids[new], kind="stable")
             self._sorted = np.insert(self._sorted, pos[new][order], ids[new][order])
             self._sorted_code = np.insert(self._sorted_code, pos[new][order],
@@ -221,10 +242,10 @@ class _IdIndex:
             return
         if self._dmap is not None:
             self._dmap[self._by_code[n:] - self._base] = 0
-            self._by_code = self._by_code[:n]
+            self._n_ids = n
             return
         keep = self._sorted_code < n
-        self._by_code = self._by_code[:n]
+        self._n_ids = n
         self._sorted, self._sorted_code = self._sorted[keep], self._sorted_code[keep]
 
 
@@ -280,7 +301,7 @@ class AgreementAccumulator:
         self._items = _IdIndex()
         self._raters = _IdIndex()
         self._values: dict = {}   # label value -> provisional code (undeclared classes)
-        self._codes = np.zeros((0, 0), dtype=np.int32)  # class code + 1; 0: no rating
+        self._codes = np.zeros((0, 0), dtype=np.int8)  # class code + 1; 0: no rating
         self._n_ratings = 0
         return self
 
@@ -297,14 +318,27 @@ class AgreementAccumulator:
         """Ratings stored (missing labels are not counted)."""
         return self._n_ratings
 
+    def _n_codes(self) -> int:
+        """Provisional class codes so far (the table stores code + 1)."""
+        return len(self._declared) if self._declared is not None else len(self._values)
+
     def _grow(self, n_items: int, n_raters: int) -> None:
+        """Room for the items and raters, and a cell type that holds every code + 1.
+
+        The table is int8 while the codes fit (a quarter of int32's memory; a
+        shuffled export writes it at random, so fewer cache lines count), int32
+        from the 127th class on.
+        """
         rows, cols = self._codes.shape
-        if n_items <= rows and n_raters <= cols:
+        dtype = self._codes.dtype
+        if self._n_codes() >= np.iinfo(dtype).max:
+            dtype = np.dtype(np.int32)
+        if n_items <= rows and n_raters <= cols and dtype == self._codes.dtype:
             return
         # zeroed memory: the pages beyond the copied part are touched only when used
         new = np.zeros((max(n_items, 2 * rows if n_items > rows else rows, 16),
                         max(n_raters, 2 * cols if n_raters > cols else cols, 4)),
-                       dtype=np.int32)
+                       dtype=dtype)
         new[:rows, :cols] = self._codes
         self._codes = new
 

@@ -226,15 +226,14 @@ def test_write_ratings_missing_label_then_duplicate():
     assert (codes == 0).all()
 
 
-def test_direct_codes_number_new_ids_in_ascending_order():
+def test_direct_codes_number_new_ids_in_order_of_first_appearance():
     dmap = np.zeros(10, dtype=np.int64)  # code + 1; 0: unseen
     dmap[3] = 1  # id 103 known as code 0
     ids = np.array([107, 103, 101, 107])
     new_ids, out = np.empty(4, np.int64), np.empty(4, np.int64)
-    m = kern._direct_codes(ids, np.int64(100), dmap, np.int64(1), np.int64(101), np.int64(107),
-                           new_ids, out)
-    assert m == 2 and new_ids[:2].tolist() == [101, 107]
-    assert out.tolist() == [2, 0, 1, 2] and dmap[1] == 2 and dmap[7] == 3
+    m = kern._direct_codes(ids, np.int64(100), dmap, np.int64(1), new_ids, out)
+    assert m == 2 and new_ids[:2].tolist() == [107, 101]
+    assert out.tolist() == [1, 0, 2, 1] and dmap[7] == 2 and dmap[1] == 3
 
 
 def test_scan_kernels_range_and_bad_values(rng):

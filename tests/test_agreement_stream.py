@@ -168,22 +168,22 @@ def test_integer_ids_in_a_compact_range_go_through_a_direct_map():
     from fastkappa.agreement_stream import _IdIndex
 
     idx = _IdIndex()
-    # new ids of a batch are numbered in ascending order, as the sorted path does
-    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [2, 0, 1, 0]
-    assert idx._dmap is not None and idx.ids() == [10, 20, 30]
+    # new ids are numbered in order of first appearance, in one pass
+    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [0, 1, 2, 1]
+    assert idx._dmap is not None and idx.ids() == [30, 10, 20]
     # the map grows down and up; known ids keep their codes
-    assert idx.row_codes(np.array([5, 30, 1000]), "item").tolist() == [3, 2, 4]
-    assert idx._base == 5 and idx.ids() == [10, 20, 30, 5, 1000]
+    assert idx.row_codes(np.array([5, 30, 1000]), "item").tolist() == [3, 0, 4]
+    assert idx._base == 5 and idx.ids() == [30, 10, 20, 5, 1000]
     # distinct ids (a merge) are numbered in the order given
-    assert idx.codes(np.array([40, 7, 10])).tolist() == [5, 6, 0]
+    assert idx.codes(np.array([40, 7, 10])).tolist() == [5, 6, 1]
     idx.truncate(4)
-    assert idx.ids() == [10, 20, 30, 5]
-    assert idx.row_codes(np.array([1000, 7], dtype=np.int16), "item").tolist() == [5, 4]
+    assert idx.ids() == [30, 10, 20, 5]
+    assert idx.row_codes(np.array([1000, 7], dtype=np.int16), "item").tolist() == [4, 5]
     # a range far wider than the ids: the sorted arrays from then on, same codes
-    assert idx.row_codes(np.array([10**12, 20]), "item").tolist() == [6, 1]
+    assert idx.row_codes(np.array([10**12, 20]), "item").tolist() == [6, 2]
     assert idx._dmap is None and not idx._direct_ok
-    assert idx.row_codes(np.array([7, 8]), "item").tolist() == [4, 7]
-    assert idx.ids() == [10, 20, 30, 5, 7, 1000, 10**12, 8]
+    assert idx.row_codes(np.array([7, 8]), "item").tolist() == [5, 7]
+    assert idx.ids() == [30, 10, 20, 5, 1000, 7, 10**12, 8]
 
 
 def test_more_ids_than_the_direct_map_numbers_go_to_the_sorted_arrays(monkeypatch):
@@ -195,12 +195,12 @@ def test_more_ids_than_the_direct_map_numbers_go_to_the_sorted_arrays(monkeypatc
     assert agreement_stream._DMAP_DTYPE == np.int32
     monkeypatch.setattr(agreement_stream, "_DMAP_MAX_IDS", 6)
     idx = _IdIndex()
-    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [2, 0, 1, 0]
+    assert idx.row_codes(np.array([30, 10, 20, 10]), "item").tolist() == [0, 1, 2, 1]
     assert idx._dmap is not None and idx._dmap.dtype == np.int32
-    assert idx.row_codes(np.array([40, 50, 60, 10]), "item").tolist() == [3, 4, 5, 0]
+    assert idx.row_codes(np.array([40, 50, 60, 10]), "item").tolist() == [3, 4, 5, 1]
     assert idx._dmap is None and not idx._direct_ok  # 3 + 3 ids reached the limit
-    assert idx.row_codes(np.array([20, 70]), "item").tolist() == [1, 6]
-    assert idx.ids() == [10, 20, 30, 40, 50, 60, 70]
+    assert idx.row_codes(np.array([20, 70]), "item").tolist() == [2, 6]
+    assert idx.ids() == [30, 10, 20, 40, 50, 60, 70]
 
 
 def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
@@ -283,6 +283,38 @@ def test_integer_array_chunks_build_the_table_the_list_path_builds(
         if hi > lo:
             fast.update(item[lo:hi], rater[lo:hi], label[lo:hi])
             slow.update(item[lo:hi].tolist(), rater[lo:hi].tolist(), label[lo:hi].tolist())
-    assert fast._items.ids() == slow._items.ids()
-    np.testing.assert_array_equal(fast.table().codes, slow.table().codes)
+    # the same ids and each (item, rater) cell (a direct map numbers ids in order of
+    # first appearance, the list path per batch in ascending order)
+    tables = []
+    for acc in (fast, slow):
+        items, raters = np.asarray(acc._items.ids()), np.asarray(acc._raters.ids())
+        tables.append((np.sort(items), np.sort(raters),
+                       acc.table().codes[np.argsort(items)][:, np.argsort(raters)]))
+    for a, b in zip(*tables, strict=True):
+        np.testing.assert_array_equal(a, b)
     assert fast.n_ratings == slow.n_ratings == len(item)
+
+
+def test_the_table_widens_from_int8_when_the_classes_outgrow_it(rng):
+    """Cells hold class code + 1 in int8 while 126 classes fit; the 127th class (in a
+    later chunk, or a merge) widens the table to int32, and nothing changes."""
+    n = 600
+    item = np.repeat(np.arange(n), 3)
+    rater = np.tile(np.arange(3), n)
+    label = rng.integers(0, 5, len(item))
+    label[-900:] = rng.integers(0, 200, 900)  # the last chunks bring many classes
+    acc = fk.AgreementAccumulator()
+    acc.update(item[:900], rater[:900], label[:900])
+    assert acc._codes.dtype == np.int8
+    acc.update(item[900:], rater[900:], label[900:])
+    assert acc._codes.dtype == np.int32 and len(acc._values) > 126
+    assert_same(acc.compute(), fk.agreement(item=item, rater=rater, label=label))
+    small = fk.AgreementAccumulator().update(item[:900], rater[:900], label[:900])
+    big = fk.AgreementAccumulator().update(item[900:], rater[900:], label[900:])
+    assert small._codes.dtype == np.int8
+    assert_same(small.merge(big).compute(), acc.compute())
+    assert small._codes.dtype == np.int32
+    declared = fk.AgreementAccumulator(n_classes=200).update(item, rater, label)
+    assert declared._codes.dtype == np.int32
+    assert_same(declared.compute(), fk.agreement(item=item, rater=rater, label=label,
+                                                 n_classes=200))

@@ -560,26 +560,23 @@ def _write_ratings(codes, item, rater, slots):
 
 
 @jit()
-def _direct_codes(ids, base, dmap, first_code, lo, hi, new_ids, out):
+def _direct_codes(ids, base, dmap, first_code, new_ids, out):
     """Codes of integer ids through a direct map: ``dmap[id - base]`` is the
     id's code + 1 (0: unseen).
 
-    Ids not seen before get the codes ``first_code, first_code + 1, ...`` in
-    ascending id order (their ids go to ``new_ids``); ``lo``/``hi`` bound the
-    batch's ids.  Writes each row's code to ``out``; returns the number of
+    One pass: ids not seen before get the codes ``first_code,
+    first_code + 1, ...`` in order of first appearance (their ids go to
+    ``new_ids``).  Writes each row's code to ``out``; returns the number of
     new ids.
     """
-    n = ids.shape[0]
-    for j in range(n):
-        v = ids[j] - base
-        if dmap[v] == 0:
-            dmap[v] = -1
     code = first_code
-    for v in range(lo - base, hi - base + 1):
-        if dmap[v] == -1:
+    for j in range(ids.shape[0]):
+        v = ids[j] - base
+        c = dmap[v]
+        if c == 0:
+            new_ids[code - first_code] = ids[j]
             code += 1
-            dmap[v] = code
-            new_ids[code - 1 - first_code] = v + base
-    for j in range(n):
-        out[j] = dmap[ids[j] - base] - 1
+            c = code
+            dmap[v] = c
+        out[j] = c - 1
     return code - first_code
