@@ -185,10 +185,26 @@ class _Prepared:
     perm: np.ndarray  # input row of each position of s_part
 
 
+def _partition_by_class(t: np.ndarray, s: np.ndarray, k: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stable partition of the rows by y_true class.
+
+    Returns ``(s_part, perm, offsets)``: ``s_part = s[perm]`` holds the
+    scores of class 0, then class 1, ... (each in input order) and
+    ``offsets`` (k + 1,) the segment bounds.  NumPy's stable sort of one- or
+    two-byte keys is a radix sort, one pass; a kernel would be about as fast
+    warm but cost half a second of compiling in a fresh process.
+    """
+    small = np.int8 if k <= 127 else np.int16 if k <= 32767 else np.int64
+    perm = np.argsort(t.astype(small, copy=False), kind="stable")
+    offsets = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t, minlength=k), out=offsets[1:])
+    return s[perm], perm, offsets
+
+
 def _prepare(prob: _Problem, *, need_perm: bool) -> _Prepared:
-    kern = _kernels()
     k = prob.n_classes
-    s_part, perm, offsets = kern._partition_by_class(prob.t, prob.scores, k)
+    s_part, perm, offsets = _partition_by_class(prob.t, prob.scores, k)
     if prob.sw is None and not need_perm:
         for i in range(k):
             s_part[offsets[i]:offsets[i + 1]].sort()
@@ -213,15 +229,17 @@ class _Solution:
     v: np.ndarray
 
 
-_NO_MASK = np.empty(0, dtype=np.uint8)
-
-
 def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
            where: str = "") -> _Solution:
     kern = _kernels()
     k = prob.n_classes
-    g, h, lo, hi, r, n_distinct = kern._merge_blocks(
-        prep.s_part, prep.offsets, prep.sw_part, _NO_MASK if keep is None else keep, prob.w)
+    s_part, offsets, sw_part = prep.s_part, prep.offsets, prep.sw_part
+    if keep is not None:  # the kept rows, still partitioned and sorted
+        kept = keep.view(np.bool_)
+        offsets = np.concatenate(([0], np.cumsum(kept)))[offsets]
+        s_part = s_part[kept]
+        sw_part = sw_part[kept] if len(sw_part) else sw_part
+    g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w)
     present = np.flatnonzero(r > 0)
     if len(present) < 2:
         what = (f"a single class with positive weight ({prob.classes[present].tolist()[0]!r})"
@@ -231,9 +249,8 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
             "cut points, so there is nothing to optimise. Thresholds need at least two "
             "classes in `y_true`.")
     v = (r @ prob.w) / r.sum()
-    x0 = kern._quantile_start(h, r)
     assign = np.empty(len(h), dtype=np.int16)
-    a, b, n_iter = kern._dinkelbach(g, h, v, x0, MAX_ITER, assign)
+    a, b, n_iter = kern._dinkelbach(g, h, v, r, MAX_ITER, assign)
     starts = np.searchsorted(assign, np.arange(1, k), side="left")
     cuts = _place_cuts(starts, lo, hi, n_distinct)
     return _Solution(thresholds=cuts, observed=float(a), expected=float(b),

@@ -626,3 +626,40 @@ def test_threshold_optimizer_errors(rng):
 
     with pytest.raises(ValueError, match=r"\(the training rows of fold 0\) holds a single"):
         fk.ThresholdOptimizer(cv=OneOut()).fit(t2, s2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), k=st.sampled_from([2, 3, 5, 200]),
+       whole=st.booleans())
+def test_partition_and_start_equal_plain_loops(seed, n, k, whole):
+    """The NumPy partition (a radix sort) is the stable counting sort a loop does, and
+    the search starts (no programme run: ``max_iter=0``) from the classes in y_true's
+    proportions, as a plain loop over the blocks places them."""
+    from fastkappa._core.dispatch import threshold_kernels
+    from fastkappa._threshold_search import _partition_by_class
+
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, k, n).astype(np.int16)
+    s = rng.normal(size=n)
+    s_part, perm, offsets = _partition_by_class(t, s, k)
+    want_perm = [i for c in range(k) for i in range(n) if t[i] == c]
+    assert perm.tolist() == want_perm and s_part.tolist() == s[want_perm].tolist()
+    assert offsets.tolist() == [0, *np.cumsum([np.sum(t == c) for c in range(k)]).tolist()]
+    h = rng.integers(1, 4, n).astype(float) if whole else rng.random(n) + 0.01
+    r = rng.integers(0, 3, k).astype(float)
+    r[0] += 1.0
+    want, j, bound, before = [], 0, r[0], 0.0
+    for hb in h:
+        mid = before + 0.5 * hb
+        while j < k - 1 and bound <= mid:
+            j += 1
+            bound += r[j]
+        want.append(j)
+        before += hb
+    g = rng.random((n, k))
+    v = rng.random(k) + 0.1  # B > 0 for every assignment: the start is kept
+    assign = np.empty(n, dtype=np.int16)
+    a, b, n_iter = threshold_kernels()._dinkelbach(g, h, v, r, 0, assign)
+    assert n_iter == 0 and assign.tolist() == want
+    assert a == pytest.approx(g[np.arange(n), want].sum(), rel=1e-12)
+    assert b == pytest.approx((h * v[want]).sum(), rel=1e-12)

@@ -21,7 +21,8 @@ classes fixed around the run the best monotone choice is constant on it.
 Merging is therefore exact, and it halves the work on typical data.
 
 Input arrives partitioned by y_true class: ``s_part[offsets[i]:offsets[i+1]]``
-are the scores of class ``i``, sorted.  Sorting K pieces and merging them is
+are the scores of class ``i``, sorted (``fastkappa._threshold_search``
+partitions and sorts them with NumPy).  Sorting K pieces and merging them is
 faster than one argsort of all rows, and it hands the merge each row's class
 for free.
 
@@ -37,36 +38,10 @@ from ._jit import jit
 
 
 @jit()
-def _partition_by_class(t, s, k):
-    """Stable counting sort of rows by y_true class.
-
-    Returns ``(s_part, perm, offsets)``: ``s_part = s[perm]`` holds the
-    scores of class 0, then class 1, ... (each in input order) and
-    ``offsets`` (k + 1,) the segment bounds.
-    """
-    n = t.shape[0]
-    counts = np.zeros(k + 1, dtype=np.int64)
-    for i in range(n):
-        counts[t[i] + 1] += 1
-    offsets = np.cumsum(counts)
-    fill = offsets[:-1].copy()
-    s_part = np.empty(n, dtype=np.float64)
-    perm = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        c = t[i]
-        p = fill[c]
-        s_part[p] = s[i]
-        perm[p] = i
-        fill[c] = p + 1
-    return s_part, perm, offsets
-
-
-@jit()
-def _merge_blocks(s_part, offsets, sw_part, keep, w):
+def _merge_blocks(s_part, offsets, sw_part, w):
     """K-way merge of the sorted class segments into cost blocks.
 
-    ``sw_part`` holds the sample weights in ``s_part`` order (empty: all 1)
-    and ``keep`` a 0/1 mask in the same order (empty: keep every row).
+    ``sw_part`` holds the sample weights in ``s_part`` order (empty: all 1).
     Returns ``(g, h, lo, hi, r, n_distinct)``: per block the (K,) cost row
     ``g[b, j] = sum sw * w[t, j]``, the weight ``h[b]``, the first and the
     last distinct score ``lo[b]``, ``hi[b]``; the weighted y_true class
@@ -79,16 +54,11 @@ def _merge_blocks(s_part, offsets, sw_part, keep, w):
     n = s_part.shape[0]
     k = w.shape[0]
     weighted = sw_part.shape[0] == n and n > 0
-    masked = keep.shape[0] == n and n > 0
     pos = offsets[:-1].copy()
     end = offsets[1:].copy()
     head = np.empty(k, dtype=np.float64)  # score at each segment's head, inf at its end
     for i in range(k):
         p = pos[i]
-        if masked:
-            while p < end[i] and keep[p] == 0:
-                p += 1
-            pos[i] = p
         head[i] = s_part[p] if p < end[i] else np.inf
     g = np.empty((n, k), dtype=np.float64)
     h = np.empty(n, dtype=np.float64)
@@ -108,9 +78,10 @@ def _merge_blocks(s_part, offsets, sw_part, keep, w):
         for i in range(1, k):
             x = head[i]
             lower = x < m
-            m2 = min(m2, max(x, m))
+            hi_ = x if x > m else m
+            m2 = hi_ if hi_ < m2 else m2
             i0 = i if lower else i0
-            m = min(m, x)
+            m = x if lower else m
         if m == np.inf:
             break
         if m < m2:
@@ -123,15 +94,8 @@ def _merge_blocks(s_part, offsets, sw_part, keep, w):
                 if x >= m2:
                     break
                 ws = 0.0
-                while p < e:
-                    if masked and keep[p] == 0:
-                        p += 1
-                        continue
-                    if s_part[p] != x:
-                        break
+                while p < e and s_part[p] == x:
                     ws += sw_part[p] if weighted else 1.0
-                    p += 1
-                while masked and p < e and keep[p] == 0:
                     p += 1
                 n_distinct += 1
                 if ws > 0:
@@ -172,12 +136,7 @@ def _merge_blocks(s_part, offsets, sw_part, keep, w):
             p = pos[i]
             e = end[i]
             ws = 0.0
-            while p < e:
-                if masked and keep[p] == 0:
-                    p += 1
-                    continue
-                if s_part[p] != m:
-                    break
+            while p < e and s_part[p] == m:
                 ws += sw_part[p] if weighted else 1.0
                 p += 1
             pos[i] = p
@@ -212,29 +171,6 @@ def _merge_blocks(s_part, offsets, sw_part, keep, w):
 
 
 @jit()
-def _quantile_start(h, r):
-    """Starting assignment: predicted classes in y_true's proportions.
-
-    Block ``b`` takes the class whose share of the cumulative y_true weight
-    ``r`` holds the midpoint of the block's cumulative weight.
-    """
-    nb = h.shape[0]
-    k = r.shape[0]
-    x0 = np.empty(nb, dtype=np.int16)
-    j = 0
-    bound = r[0]  # cumulative weight of classes 0..j
-    before = 0.0
-    for b in range(nb):
-        mid = before + 0.5 * h[b]
-        while j < k - 1 and bound <= mid:
-            j += 1
-            bound += r[j]
-        x0[b] = j
-        before += h[b]
-    return x0
-
-
-@jit()
 def _ratio_terms(g, h, v, assign):
     """``(A, B)`` of one assignment, summed in increasing score order."""
     a = 0.0
@@ -247,13 +183,23 @@ def _ratio_terms(g, h, v, assign):
 
 
 @jit()
-def _dp_terms(g, h, v, lam):
-    """Minimise ``A - lam * B`` over monotone assignments; return its ``(A, B)``.
+def _dp(g, h, v, lam, choice):
+    """Minimise ``A - lam * B`` over monotone assignments.
 
-    Each state carries the ``A`` and ``B`` of its best path, so no table is
-    stored: ``O(B K)`` time, ``O(K)`` memory.  Ties go to the smallest class.
+    Returns ``(A, B, j)``: the minimiser's terms and the class of its last
+    block.  Each state carries the ``A`` and ``B`` of its best path, so no
+    table is needed for the value: ``O(B K)`` time, ``O(K)`` memory.  Ties go
+    to the smallest class.
+
+    When ``choice`` has a row per block (``(n_blocks, K)`` int16; ``(0, K)``
+    to skip it) the programme records instead, for each block and class, the
+    class of the previous block on the best path, so that the minimiser can
+    be traced back from ``j`` (:func:`_dinkelbach` does); ``A`` and ``B`` are
+    not tracked then.  One function computes the costs the same way in both
+    modes, so the recorded minimiser is the one whose terms were returned.
     """
     n_d, k = g.shape
+    record = n_d > 0 and choice.shape[0] == n_d
     cost = np.empty(k, dtype=np.float64)
     pa = np.empty(k, dtype=np.float64)
     pb = np.empty(k, dtype=np.float64)
@@ -262,11 +208,22 @@ def _dp_terms(g, h, v, lam):
         cost[j] = g[0, j] - lam * hb
         pa[j] = g[0, j]
         pb[j] = hb
+        if record:
+            choice[0, j] = j
     for d in range(1, n_d):
         best = np.inf
         ba = 0.0
         bb = 0.0
         hd = h[d]
+        if record:  # the same costs, without the path sums (the caller traces back)
+            arg = 0
+            for j in range(k):
+                if cost[j] < best:
+                    best = cost[j]
+                    arg = j
+                choice[d, j] = arg  # class of block d - 1 when block d takes class j
+                cost[j] = best + g[d, j] - lam * (hd * v[j])
+            continue
         for j in range(k):
             # best path whose previous block took a class <= j
             if cost[j] < best:
@@ -282,56 +239,35 @@ def _dp_terms(g, h, v, lam):
     for j in range(1, k):
         if cost[j] < cost[jbest]:
             jbest = j
-    return pa[jbest], pb[jbest]
+    return pa[jbest], pb[jbest], jbest
 
 
 @jit()
-def _dp_assign(g, h, v, lam, assign):
-    """Same programme as :func:`_dp_terms`, recording choices to backtrack.
+def _dinkelbach(g, h, v, r, max_iter, assign):
+    """Minimise ``A / B`` over monotone assignments.
 
-    Writes the minimising assignment into ``assign``.  It performs the same
-    floating-point operations in the same order as :func:`_dp_terms`, so it
-    finds the same assignment.
-    """
-    n_d, k = g.shape
-    choice = np.empty((n_d, k), dtype=np.int16)
-    cost = np.empty(k, dtype=np.float64)
-    for j in range(k):
-        hb = h[0] * v[j]
-        cost[j] = g[0, j] - lam * hb
-        choice[0, j] = j
-    for d in range(1, n_d):
-        best = np.inf
-        arg = 0
-        hd = h[d]
-        for j in range(k):
-            if cost[j] < best:
-                best = cost[j]
-                arg = j
-            choice[d, j] = arg  # class of block d - 1 when block d takes class j
-            hb = hd * v[j]
-            cost[j] = best + g[d, j] - lam * hb
-    jbest = 0
-    for j in range(1, k):
-        if cost[j] < cost[jbest]:
-            jbest = j
-    j = jbest
-    for d in range(n_d - 1, -1, -1):
-        assign[d] = j
-        j = choice[d, j]
-
-
-@jit()
-def _dinkelbach(g, h, v, x0, max_iter, assign):
-    """Minimise ``A / B`` over monotone assignments, starting from ``x0``.
-
+    Starts from the classes in y_true's proportions: block ``b`` takes the
+    first class whose cumulative y_true weight ``r`` exceeds the midpoint of
+    the block's cumulative weight ``h`` (the last class if none does).
     Writes the optimal assignment into ``assign`` and returns
     ``(A, B, n_iter)``.  ``lam`` decreases strictly at every accepted step;
     the loop stops when the programme finds nothing strictly better (then
     ``lam`` is optimal) or after ``max_iter`` programmes.  An assignment with
     ``B <= 0`` (kappa undefined) is never accepted.
     """
-    a0, b0 = _ratio_terms(g, h, v, x0)
+    n_d, k = g.shape
+    j = 0
+    bound = r[0]  # cumulative weight of classes 0..j
+    before = 0.0
+    for d in range(n_d):
+        mid = before + 0.5 * h[d]
+        while j < k - 1 and bound <= mid:
+            j += 1
+            bound += r[j]
+        assign[d] = j
+        before += h[d]
+    no_choice = np.empty((0, k), dtype=np.int16)
+    a0, b0 = _ratio_terms(g, h, v, assign)
     if b0 > 0:
         lam = a0 / b0
         have = True
@@ -342,7 +278,7 @@ def _dinkelbach(g, h, v, x0, max_iter, assign):
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        a, b = _dp_terms(g, h, v, lam)
+        a, b, _ = _dp(g, h, v, lam, no_choice)
         if b > 0 and a / b < lam:
             best_lam_from = lam
             lam = a / b
@@ -350,18 +286,20 @@ def _dinkelbach(g, h, v, x0, max_iter, assign):
         else:
             break
     if not np.isnan(best_lam_from):
-        _dp_assign(g, h, v, best_lam_from, assign)
-    elif have:
-        for d in range(x0.shape[0]):
-            assign[d] = x0[d]
-    else:
+        choice = np.empty((n_d, k), dtype=np.int16)
+        _, _, j = _dp(g, h, v, best_lam_from, choice)
+        for d in range(n_d - 1, -1, -1):  # trace the minimiser back
+            assign[d] = j
+            j = choice[d, j]
+    elif not have:
         # nothing with B > 0 found: every block in the class with the largest
         # v (ratio 1, kappa 0, whenever that v is positive)
         jv = 0
         for j in range(1, v.shape[0]):
             if v[j] > v[jv]:
                 jv = j
-        for d in range(x0.shape[0]):
+        for d in range(n_d):
             assign[d] = jv
+    # else the start was best: `assign` holds it
     a, b = _ratio_terms(g, h, v, assign)
     return a, b, n_iter
