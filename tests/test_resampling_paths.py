@@ -227,6 +227,24 @@ def test_alias_table_of_counts_is_exact():
     assert _alias_masses(prob, alias)[4] == 0.0  # an empty cell is never drawn
 
 
+def test_alias_index_is_the_alias_rule_without_a_branch():
+    """The branch-free pick equals ``i if x - i < prob[l0 + i] else alias[l0 + i]``
+    for every uniform, including a fraction exactly at the threshold (the alias
+    then), a threshold of 1 (never the alias) and u just below 1."""
+    rng = np.random.default_rng(5)
+    prob = np.array([0.25, 1.0, 0.5, 0.0, 0.75, 0.125, 1.0])
+    alias = np.array([1, 1, 4, 6, 4, 0, 6])
+    l0, width = 2, 4  # the table prob[2:6]; alias holds offsets within it
+    u = np.concatenate([rng.random(20_000), [0.0, 1.0 - 2.0**-53],
+                        (np.arange(width) + prob[l0:l0 + width]) / width,  # at a threshold
+                        np.nextafter((np.arange(width) + prob[l0:l0 + width]) / width, 0.0)])
+    for v in u:
+        x = v * width
+        i = min(int(x), width - 1)
+        want = i if x - i < prob[l0 + i] else alias[l0 + i]
+        assert sampling._alias_index(v, prob, alias, np.int64(l0), np.int64(width)) == want
+
+
 @pytest.mark.parametrize("poisson", [True, False])
 @pytest.mark.parametrize("weights", [None, "quadratic"])
 def test_sparse_bootstrap_matches_the_dense_path_in_distribution(weights, poisson,
