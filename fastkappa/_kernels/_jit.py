@@ -95,7 +95,7 @@ def is_ready(kernel, args: tuple) -> bool:
 
 
 def jit(*, parallel: bool = False, fastmath: bool = False,
-        canonical: tuple[int, ...] = ()):
+        canonical: tuple[int, ...] = (), inline: bool = False):
     """Return a lazy ``numba.njit`` decorator with fastkappa's fixed options.
 
     Compiled kernels are cached on disk so a new process reuses them, in a
@@ -105,6 +105,9 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
     behind.  ``error_model="numpy"`` so 0/0 gives nan instead of raising, and
     ``nogil=True`` so several Python threads can run kernels at once.
     Compilation happens at the first call with a new type signature.
+    ``inline``: a small helper that kernels call is inlined into them by
+    numba itself (``inline="always"``), so it costs no compile of its own in
+    a fresh process.
 
     A ``parallel=True`` kernel is returned wrapped by :func:`run_parallel`,
     so calls from several Python threads are safe under every threading
@@ -124,6 +127,7 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
         nogil=True,
         parallel=parallel,
         fastmath=fastmath,
+        inline="always" if inline else "never",
     )
 
     def wrap(func):

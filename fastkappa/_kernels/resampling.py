@@ -208,7 +208,7 @@ def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cel
 # --------------------------------------------------------------------------- types
 
 
-@jit()
+@jit(inline=True)
 def _same_table(unit_ptr, unit_cell, unit_bits, u, v):
     lu = unit_ptr[u + 1] - unit_ptr[u]
     if lu != unit_ptr[v + 1] - unit_ptr[v]:

@@ -45,7 +45,7 @@ def _stirling_tail(x):
     return (1.0 / 12.0 - (1.0 / 360.0 - inv2 * (1.0 / 1260.0)) * inv2) * inv
 
 
-@jit()
+@jit(inline=True)
 def _rng_init(seed, state):
     """Seed a xoshiro256+ state (uint64 (4,)) from one integer by splitmix64.
 
@@ -61,7 +61,7 @@ def _rng_init(seed, state):
         state[i] = x ^ (x >> np.uint64(31))
 
 
-@jit()
+@jit(inline=True)
 def _xoshiro(s0, s1, s2, s3):
     """One xoshiro256+ step on a state held in four locals.
 
@@ -127,7 +127,7 @@ def _binomial_btrs(n, p, state):
     a = -0.0873 + 0.0248 * b + 0.01 * p
     c = nf * p + 0.5
     v_r = 0.92 - 4.2 / b
-    m = math.floor((nf + 1.0) * p)
+    m = np.float64(math.floor((nf + 1.0) * p))  # floats: one _stirling_tail signature
     h = np.nan
     alpha = 0.0
     lpq = 0.0
@@ -135,7 +135,7 @@ def _binomial_btrs(n, p, state):
         u = _uniform(state) - 0.5
         v = _uniform(state)
         us = 0.5 - abs(u)
-        kf = math.floor((2.0 * a / us + b) * u + c)
+        kf = np.float64(math.floor((2.0 * a / us + b) * u + c))
         if kf < 0.0 or kf > nf:
             continue
         if us >= 0.07 and v <= v_r:
@@ -296,7 +296,7 @@ def _poisson_tables(lam):
     return lo, ptr, prob, alias
 
 
-@jit()
+@jit(inline=True)
 def _alias_index(u, prob, alias, l0, width):
     """The entry offset of the alias table ``prob[l0:l0 + width]`` that the
     uniform ``u`` draws: ``i`` if ``x - i < prob[l0 + i]`` else ``alias[l0 + i]``,

@@ -170,7 +170,7 @@ def _merge_blocks(s_part, offsets, sw_part, w):
     return g[:nb], h[:nb], lo[:nb], hi[:nb], r, n_distinct
 
 
-@jit()
+@jit(inline=True)
 def _ratio_terms(g, h, v, assign):
     """``(A, B)`` of one assignment, summed in increasing score order."""
     a = 0.0
