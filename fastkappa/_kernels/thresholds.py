@@ -64,7 +64,9 @@ def _merge_blocks(s_part, offsets, sw_part, w):
     h = np.empty(n, dtype=np.float64)
     lo = np.empty(n, dtype=np.float64)
     hi = np.empty(n, dtype=np.float64)
-    r = np.zeros(k, dtype=np.float64)
+    r = np.empty(k, dtype=np.float64)  # (np.empty and a loop: np.zeros compiles more)
+    for i in range(k):
+        r[i] = 0.0
     cls = np.empty(k, dtype=np.int64)  # classes with weight at the current score
     wts = np.empty(k, dtype=np.float64)
     nb = 0
