@@ -66,10 +66,16 @@ class _IdIndex:
     Integer ids live in sorted NumPy arrays (a batch of ``m`` new ids costs
     one ``searchsorted`` and one ``insert``, no Python loop); other ids in a
     dict.  Integer ids fall back to the dict the first time another kind
-    arrives.
+    arrives.  ``ascending``: each batch's new ids are numbered in ascending
+    order on every path (raters: their order orders the rating-row types that
+    a bootstrap draws, so it must be the one the one-shot functions use);
+    else the direct map numbers them in order of first appearance (items:
+    their order changes no result, and numbering them in one pass is what
+    a shuffled export of millions of items needs).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, ascending: bool = False) -> None:
+        self._ascending = ascending
         self._dict: dict | None = None
         # integer mode: the id of each code, the first `_n_ids` of a buffer that
         # doubles (appending a batch's new ids copies O(ids) in all, not per batch)
@@ -115,6 +121,10 @@ class _IdIndex:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if "_by_code" in state:  # pickled before the id buffer: numbered as then
+            ids = state.pop("_by_code")
+            state["_ids_buf"], state["_n_ids"] = ids, len(ids)
+            state.setdefault("_ascending", True)
         self.__dict__.update(state)
         if isinstance(self._dmap, int):
             dmap = np.zeros(self._dmap, dtype=_DMAP_DTYPE)
@@ -191,8 +201,19 @@ class _IdIndex:
         n = len(self._by_code)
         new_ids = self._room(min(len(ids), hi - lo + 1))
         out = np.empty(len(ids), dtype=np.int64)
-        self._n_ids += raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap,
-                                                      np.int64(n), new_ids, out)
+        m = raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap,
+                                           np.int64(n), new_ids, out)
+        self._n_ids += m
+        if self._ascending and m > 1:
+            fresh = new_ids[:m]
+            order = np.argsort(fresh, kind="stable")
+            if np.any(order != np.arange(m)):  # renumber the batch's new ids in id order
+                code = np.empty(m, dtype=np.int64)  # new code of each first-appearance code
+                code[order] = n + np.arange(m)
+                fresh[:] = fresh[order]
+                self._dmap[fresh - self._base] = (n + 1 + np.arange(m)).astype(_DMAP_DTYPE)
+                renamed = out >= n
+                out[renamed] = code[out[renamed] - n]
         return out
 
     def codes(self, ids) -> np.ndarray:
@@ -299,7 +320,7 @@ class AgreementAccumulator:
     def reset(self) -> AgreementAccumulator:
         """Forget every rating (the options stay)."""
         self._items = _IdIndex()
-        self._raters = _IdIndex()
+        self._raters = _IdIndex(ascending=True)
         self._values: dict = {}   # label value -> provisional code (undeclared classes)
         self._codes = np.zeros((0, 0), dtype=np.int8)  # class code + 1; 0: no rating
         self._n_ratings = 0

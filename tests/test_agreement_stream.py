@@ -318,3 +318,42 @@ def test_the_table_widens_from_int8_when_the_classes_outgrow_it(rng):
     assert declared._codes.dtype == np.int32
     assert_same(declared.compute(), fk.agreement(item=item, rater=rater, label=label,
                                                  n_classes=200))
+
+
+@pytest.mark.parametrize("chunk", [180, 50, 7])
+def test_rater_order_and_so_seeded_intervals_equal_one_shot(chunk):
+    """Rater codes follow the ids (per chunk, in ascending order), whatever order the
+    raters first appear in: their order orders the rating-row types a bootstrap draws
+    (Conger's kappa), so the accumulator's intervals equal the one-shot ones for a
+    seed.  Item codes follow first appearance, which changes no number."""
+    item = np.repeat(np.arange(60), 3)
+    rater = np.tile([2, 0, 1], 60)
+    label = np.random.default_rng(0).integers(0, 3, (60, 3)).ravel()
+    kw = dict(coefficients=["fleiss_kappa", "conger_kappa"], method="percentile",
+              n_resamples=200, seed=1)
+    want = fk.agreement(item=item, rater=rater, label=label, **kw)
+    acc = fk.AgreementAccumulator()
+    for lo in range(0, len(item), chunk):
+        acc.update(item[lo:lo + chunk], rater[lo:lo + chunk], label[lo:lo + chunk])
+    assert acc._raters.ids() == [0, 1, 2] and acc._raters._dmap is not None
+    got = acc.compute(**kw)
+    assert [(r.low, r.high) for r in got] == [(r.low, r.high) for r in want]
+    # new raters of a later chunk come after the known ones, in ascending order
+    acc.update([0, 0, 1], [9, 5, 7], [0, 1, 2])
+    assert acc._raters.ids() == [0, 1, 2, 5, 7, 9]
+
+
+def test_an_index_pickled_before_the_id_buffer_loads():
+    """Accumulators pickled by the earlier layout (the ids in ``_by_code``) load, and
+    go on numbering new ids as they did (each batch's in ascending order)."""
+    from fastkappa.agreement_stream import _IdIndex
+
+    idx = _IdIndex()
+    idx.row_codes(np.array([30, 10, 20]), "item")
+    state = idx.__getstate__()
+    state["_by_code"] = state.pop("_ids_buf")
+    del state["_n_ids"], state["_ascending"]
+    old = _IdIndex.__new__(_IdIndex)
+    old.__setstate__(state)
+    assert old.ids() == [30, 10, 20] and len(old) == 3
+    assert old.row_codes(np.array([25, 5, 10]), "item").tolist() == [4, 3, 1]
