@@ -394,7 +394,10 @@ class AgreementAccumulator:
         else:
             keep = [True] * len(cats)
         lut = np.full(len(cats) + 1, -1, dtype=np.int32)
-        lut[1:] = np.where(keep, _dict_codes(cats, self._values), -1)
+        # only the kept values become classes (the `missing` marker is no class)
+        kept = [c for c, k in zip(cats, keep, strict=True) if k]
+        if kept:
+            lut[1:][np.asarray(keep, dtype=bool)] = _dict_codes(kept, self._values)
         return lut[np.asarray(col.codes, dtype=np.int64) + 1]
 
     def update(self, item: ArrayLike, rater: ArrayLike, label: ArrayLike

@@ -357,3 +357,30 @@ def test_an_index_pickled_before_the_id_buffer_loads():
     old.__setstate__(state)
     assert old.ids() == [30, 10, 20] and len(old) == 3
     assert old.row_codes(np.array([25, 5, 10]), "item").tolist() == [4, 3, 1]
+
+
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_the_missing_marker_is_no_class(kind):
+    """``missing=`` marks a missing rating: it is no class of the result, and every
+    coefficient equals the one-shot value (the marker used to become a class, which
+    moved Gwet's AC1 and Brennan-Prediger), in chunks and through a merge."""
+    rng = np.random.default_rng(1)
+    ii, rr = np.nonzero(np.ones((200, 3), bool))
+    lab = rng.integers(0, 3, len(ii))
+    gone = rng.random(len(ii)) < 0.2
+    if kind == "int":
+        lab[gone], marker = -1, -1
+    else:
+        lab = np.array(["abc"[v] for v in lab], dtype=object)
+        lab[gone], marker = "NA", "NA"
+    want = fk.agreement(item=ii, rater=rr, label=lab, missing=marker)
+    acc = fk.AgreementAccumulator(missing=marker)
+    for lo in range(0, len(ii), 170):
+        acc.update(ii[lo:lo + 170], rr[lo:lo + 170], lab[lo:lo + 170])
+    got = acc.compute()
+    assert list(got.classes) == list(want.classes) and marker not in list(got.classes)
+    assert acc.n_ratings == int((~gone).sum())
+    assert_same(got, want)
+    a = fk.AgreementAccumulator(missing=marker).update(ii[:300], rr[:300], lab[:300])
+    b = fk.AgreementAccumulator(missing=marker).update(ii[300:], rr[300:], lab[300:])
+    assert_same(a.merge(b).compute(), want)
