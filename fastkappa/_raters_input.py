@@ -307,13 +307,17 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
             x.dtype.itemsize < 8 or x.dtype.kind == "i"):
         lo, hi = int(x.min()), int(x.max())
         if hi - lo <= 4 * len(x) + 1024:
-            present = np.bincount(x - lo if lo else x, minlength=hi - lo + 1) > 0
+            # offsets in int64: int8/int16 ids spanning more than their type's
+            # positive range would wrap around
+            off = x.astype(np.int64, copy=False) - lo if lo else x.astype(np.int64,
+                                                                          copy=False)
+            present = np.bincount(off, minlength=hi - lo + 1) > 0
             ids = np.flatnonzero(present)
             if len(ids) == hi - lo + 1:
-                codes = (x - lo).astype(np.int64, copy=False)
+                codes = off
             else:
                 remap = np.cumsum(present) - 1
-                codes = remap[x - lo]
+                codes = remap[off]
             return codes, (ids + lo) if as_array else (ids + lo).tolist()
     arr = x
     mod = type(x).__module__.split(".")[0]

@@ -384,3 +384,22 @@ def test_the_missing_marker_is_no_class(kind):
     a = fk.AgreementAccumulator(missing=marker).update(ii[:300], rr[:300], lab[:300])
     b = fk.AgreementAccumulator(missing=marker).update(ii[300:], rr[300:], lab[300:])
     assert_same(a.merge(b).compute(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16])
+def test_small_integer_ids_spanning_past_their_type_are_numbered(dtype):
+    """int8/int16 ids from the type's minimum to its maximum: their offsets are taken in
+    int64 (they wrapped around, and the ids were rejected as negative counts)."""
+    info = np.iinfo(dtype)
+    ids = np.array([info.min, -1, 0, info.max], dtype=dtype)
+    item = np.repeat(ids, 3)
+    rater = np.tile([0, 1, 2], len(ids))
+    label = np.array([0, 0, 1, 1, 1, 1, 0, 1, 0, 2, 2, 2])
+    want = fk.agreement(item=item.astype(np.int64), rater=rater, label=label,
+                        coefficients="fleiss_kappa")
+    got = fk.agreement(item=item, rater=rater, label=label, coefficients="fleiss_kappa")
+    assert got.n_items == want.n_items == 4
+    assert got["fleiss_kappa"].estimate == pytest.approx(want["fleiss_kappa"].estimate)
+    acc = fk.AgreementAccumulator().update(["x"], [0], [0])  # string ids: the dict path
+    acc.update(item, rater, label)
+    assert acc.n_items == 5 and sorted(acc._items.ids()[1:]) == [int(v) for v in ids]
