@@ -309,8 +309,9 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
         if hi - lo <= 4 * len(x) + 1024:
             # offsets in int64: int8/int16 ids spanning more than their type's
             # positive range would wrap around
-            off = x.astype(np.int64, copy=False) - lo if lo else x.astype(np.int64,
-                                                                          copy=False)
+            off = x.astype(np.int64, copy=False)
+            if lo:
+                off = off - lo
             present = np.bincount(off, minlength=hi - lo + 1) > 0
             ids = np.flatnonzero(present)
             if len(ids) == hi - lo + 1:

@@ -280,8 +280,7 @@ class ThresholdOptimizer:
             oof = np.empty(n, dtype=np.intp)
             cuts = np.empty((n_folds, k - 1), dtype=np.float64)
             for f in range(n_folds):
-                keep = (fold_part != f).view(np.uint8)
-                fs = _solve(prep, prob, keep, where=f" (the training rows of fold {f})")
+                fs = _solve(prep, prob, fold_part != f, where=f" (the training rows of fold {f})")
                 cuts[f] = fs.thresholds
                 test = fold == f
                 oof[test] = np.searchsorted(fs.thresholds, prob.scores[test], side="right")

@@ -234,11 +234,10 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
     kern = _kernels()
     k = prob.n_classes
     s_part, offsets, sw_part = prep.s_part, prep.offsets, prep.sw_part
-    if keep is not None:  # the kept rows, still partitioned and sorted
-        kept = keep.view(np.bool_)
-        offsets = np.concatenate(([0], np.cumsum(kept)))[offsets]
-        s_part = s_part[kept]
-        sw_part = sw_part[kept] if len(sw_part) else sw_part
+    if keep is not None:  # a bool mask in s_part order: the kept rows, still sorted
+        offsets = np.concatenate(([0], np.cumsum(keep)))[offsets]
+        s_part = s_part[keep]
+        sw_part = sw_part[keep] if len(sw_part) else sw_part
     g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w)
     present = np.flatnonzero(r > 0)
     if len(present) < 2:

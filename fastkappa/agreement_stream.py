@@ -152,8 +152,9 @@ class _IdIndex:
 
         Integer ids in a compact range go through a direct map in one pass
         (no sort, no per-batch copy of the known ids), new ids numbered in
-        order of first appearance; other ids are numbered per batch first
-        (:func:`_factorize`), new ids of a batch in ascending order.
+        order of first appearance (in ascending order with ``ascending``);
+        other ids are numbered per batch first (:func:`_factorize`), new ids
+        of a batch in ascending order.
         """
         if (self._dict is None and self._direct_ok and isinstance(ids, np.ndarray)
                 and ids.ndim == 1 and len(ids) and ids.dtype.kind in "iu"
@@ -198,7 +199,7 @@ class _IdIndex:
         lo, hi = int(ids.min()), int(ids.max())
         if not self._fit(lo, hi, len(ids)):
             return None
-        n = len(self._by_code)
+        n = self._n_ids
         new_ids = self._room(min(len(ids), hi - lo + 1))
         out = np.empty(len(ids), dtype=np.int64)
         m = raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap,
