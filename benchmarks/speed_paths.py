@@ -3,6 +3,7 @@
     python -m benchmarks.speed_paths              # the issue's sizes (a few minutes)
     python -m benchmarks.speed_paths --quick      # smaller, for a smoke run
     python -m benchmarks.speed_paths --only ratios   # K = 5, 100, 1000 side by side
+    python -m benchmarks.speed_paths --only clusters # kappa_ci(..., clusters=)
 
 Many classes: ``kappa_ci`` (BCa, 10^4 resamples, 10^6 rows, banded errors:
 predictions within +-2 of the truth) at K = 5, 100 and 1000, the current
@@ -16,6 +17,13 @@ naive paired loop (row indices + scikit-learn per model per replicate),
 timed on 3 replicates and extrapolated to 2,000.  The joint-type path of
 earlier releases on the independent data is timed on a few hundred
 replicates and reported per replicate.
+
+Clusters: ``kappa_ci(..., clusters=)`` (QWK, BCa, 10^4 resamples, 10^6 rows)
+with clusters of about 10 rows (nearly every cluster's table is its own
+type: unit-index resampling) and of about 2 rows (few types: a multinomial
+over types), against the naive loop over cluster indices (resample cluster
+ids, gather their rows, scikit-learn), timed on 3 replicates and
+extrapolated.
 
 Every timing is the median of interleaved repetitions (each repetition runs
 every implementation once, in rotating order), and every comparison checks
@@ -210,17 +218,73 @@ def compare_paths(n: int, n_models: int, n_resamples: int, old_resamples: int,
     return rows
 
 
+def naive_cluster_bootstrap(t, p, clusters, n_rep, seed=0):
+    """Index resampling of clusters + scikit-learn per replicate (the reference loop)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    order = np.argsort(clusters, kind="stable")
+    bounds = np.flatnonzero(np.diff(clusters[order])) + 1
+    rows_of = np.split(order, bounds)
+    gen = np.random.default_rng(seed)
+    out = np.empty(n_rep)
+    for b in range(n_rep):
+        rows = np.concatenate([rows_of[c] for c in gen.integers(0, len(rows_of), len(rows_of))])
+        out[b] = cohen_kappa_score(t[rows], p[rows], labels=range(5), weights="quadratic")
+    return out
+
+
+def cluster_paths(n: int, sizes, n_resamples: int, repeats: int) -> list[str]:
+    """``kappa_ci(..., clusters=)`` (BCa) when the clusters' tables are nearly all
+    distinct (clusters of ~10 rows: unit-index resampling) and when they are few
+    types (clusters of ~2 rows), against the naive loop over cluster indices."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rows = []
+    naive_reps = 3
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 5, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 4)
+    for size in sizes:
+        clusters = rng.integers(0, n // size, n)
+        kw = dict(weights="quadratic", clusters=clusters, seed=0)
+        res = fk.kappa_ci(t, p, n_resamples=200, **kw)  # warm the kernels
+        assert abs(res.estimate - cohen_kappa_score(t, p, weights="quadratic")) < 1e-12
+        cell_t, cell_p = fku._single_model_cells(5)
+        codes = np.unique(clusters, return_inverse=True)[1]
+        units = fku.units_from_clusters(t * 5 + p, None, codes, codes.max() + 1, cell_t,
+                                        cell_p, 5)
+
+        def run(kw=kw):
+            fk.kappa_ci(t, p, n_resamples=n_resamples, **kw)
+
+        def run_naive(clusters=clusters):
+            naive_cluster_bootstrap(t, p, clusters, naive_reps)
+
+        med = _interleaved({"fk": run, "naive": run_naive}, repeats)
+        naive_full = med["naive"] * n_resamples / naive_reps
+        path = "unit index" if units.by_index else "types"
+        rows.append(f"| kappa_ci clusters of ~{size} rows ({units.n_units} clusters, "
+                    f"{units.n_types} types, {path}) | {med['fk']:.2f} s | "
+                    f"{naive_full:.0f} s ({naive_reps} reps x {n_resamples}/{naive_reps}) | "
+                    f"{naive_full / med['fk']:.0f}x |")
+        print(rows[-1], "|", _load(), flush=True)
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repetition")
-    ap.add_argument("--only", choices=["ratios", "classes", "compare"], default=None)
+    ap.add_argument("--only", choices=["ratios", "classes", "compare", "clusters"],
+                    default=None)
     args = ap.parse_args(argv)
     if args.quick:
         n, ks, b, repeats = 10**5, (5, 100, 1000), 2_000, 1
         cmp = (10**5, 10, 200, 100, 1)
+        clu = (10**5, (10, 2), 500, 1)
     else:
         n, ks, b, repeats = 10**6, (5, 100, 1000), 10_000, 3
         cmp = (10**6, 10, 2_000, 200, 3)
+        clu = (10**6, (10, 2), 10_000, 3)
     print(_load())
     if args.only in (None, "ratios"):
         print("| case | seconds (median) | ratio |")
@@ -231,6 +295,9 @@ def main(argv=None) -> None:
     if args.only in (None, "compare"):
         print("| case | fastkappa | naive loop | ratio | per replicate |")
         compare_paths(*cmp)
+    if args.only in (None, "clusters"):
+        print("| case | fastkappa | naive loop | ratio |")
+        cluster_paths(*clu)
     print(_load())
 
 

@@ -112,6 +112,7 @@ def _roles(dispatchers: dict) -> tuple[list[str], list[str]]:
 
 def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
     from ._core.config import PARALLEL_MIN_ROWS
+    from ._core.dispatch import resampling_kernels
     from ._core.units import SERIAL_MAX_DRAWS
 
     rng = np.random.default_rng(0)
@@ -176,6 +177,12 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
             kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
             kappa_ci(t, p, method=method, sample_weight=w, n_resamples=200, seed=0)
         kappa_ci_from_confusion([[20, 5], [3, 22]], n_resamples=200, seed=0)
+        # cluster types split by the kernel, as after a hash collision
+        ptr = np.array([0, 1, 2], dtype=np.int64)
+        same_hash = np.zeros(2, dtype=np.uint64)
+        resampling_kernels()._assign_types(np.arange(2, dtype=np.int64), same_hash,
+                                           same_hash, ptr, np.array([0, 1], dtype=np.int64),
+                                           np.ones(2, dtype=np.uint64))
         kappa_ci(*large, n_resamples=200, seed=0)
         # enough draws for the parallel multinomial kernel (the default B = 10,000 is)
         kappa_ci(t, p, n_resamples=SERIAL_MAX_DRAWS // 25, seed=0)

@@ -14,6 +14,8 @@ from pathlib import Path
 import naive
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastkappa as fk
 from fastkappa._core import intervals as fki
@@ -301,6 +303,29 @@ def test_bootstrap_serial_and_parallel_kernels_give_identical_replicates(rng):
                                   kern._bootstrap_kappa_types_serial(*args))
 
 
+def test_unit_index_drivers_serial_parallel_and_block_loop_agree(rng):
+    """The unit-index bootstrap: parallel, serial and the Python loop over blocks
+    draw the same replicates, and a weighted unit table enters with its value."""
+    k, n_clusters = 3, 400
+    sizes = rng.integers(1, 6, n_clusters)
+    codes = np.repeat(np.arange(n_clusters), sizes)
+    t = rng.integers(0, k, len(codes))
+    p = np.clip(t + rng.integers(-1, 2, len(codes)), 0, k - 1)
+    sw = rng.choice([0.5, 1.0, 3.0], len(codes))
+    cell_t, cell_p = fku._single_model_cells(k)
+    kern = fku._kernels()
+    for values in (None, sw):
+        units = fku.units_from_clusters(t * k + p, values, codes, n_clusters, cell_t,
+                                        cell_p, k)
+        seeds = fku.block_seeds(np.random.SeedSequence(5), 3000)
+        args = (units.unit_type(), units.type_ptr, units.type_cell, units.type_val,
+                units.cell_t, units.cell_p, k, fk.weight_matrix(k, "linear"), 3000, seeds)
+        par = kern._bootstrap_kappa_units(*args)
+        np.testing.assert_array_equal(par, kern._bootstrap_kappa_units_serial(*args))
+        np.testing.assert_array_equal(par, fku._units_blocks(*args))
+        assert np.isfinite(par).all() and par.std() > 0
+
+
 # --------------------------------------------------------------------------- paths agree
 
 
@@ -421,6 +446,51 @@ def test_assign_types_never_merges_on_hash_collision():
     unit_type, reps = kern._assign_types(np.arange(4), zeros, zeros, ptr, cell, bits)
     np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
     np.testing.assert_array_equal(reps, [0, 1, 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([1.0, 2.0, 0.5])),
+                         max_size=4), min_size=1, max_size=30))
+def test_assign_types_in_numpy_equals_the_kernel(units_spec):
+    """The NumPy pass numbers types exactly as the kernel does (hash order)."""
+    ptr = np.zeros(len(units_spec) + 1, dtype=np.int64)
+    cells, vals = [], []
+    for i, entries in enumerate(units_spec):
+        table = dict(entries)  # one value per cell, cells sorted
+        cells += sorted(table)
+        vals += [table[c] for c in sorted(table)]
+        ptr[i + 1] = len(cells)
+    cell = np.array(cells, dtype=np.int64)
+    bits = np.array(vals, dtype=np.float64).view(np.uint64)
+    unit_type, reps = fku.assign_types(ptr, cell, bits)
+    h1, h2 = fku._unit_hashes(ptr, cell, bits)
+    ref_type, ref_reps = fku._kernels()._assign_types(np.lexsort((h2, h1)), h1, h2, ptr,
+                                                      cell, bits)
+    np.testing.assert_array_equal(unit_type, ref_type)
+    np.testing.assert_array_equal(reps, ref_reps)
+    # and types are exact: equal tables share a type, different ones never do
+    key = [tuple(sorted(dict(e).items())) for e in units_spec]
+    for a in range(len(key)):
+        for b in range(len(key)):
+            assert (unit_type[a] == unit_type[b]) == (key[a] == key[b])
+
+
+def test_assign_types_splits_a_hash_collision(monkeypatch):
+    """Every unit in one hash bucket: the NumPy check sees the difference and the
+    kernel splits the run."""
+    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
+    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
+    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
+    monkeypatch.setattr(fku, "_unit_hashes",
+                        lambda p, *a: (np.zeros(len(p) - 1, np.uint64),) * 2)
+    unit_type, reps = fku.assign_types(ptr, cell, bits)
+    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
+    np.testing.assert_array_equal(reps, [0, 1, 3])
+    # equal lengths, different values in one bucket
+    ptr2 = np.array([0, 1, 2], dtype=np.int64)
+    unit_type, reps = fku.assign_types(ptr2, np.array([1, 1]),
+                                       np.array([1.0, 2.0]).view(np.uint64))
+    np.testing.assert_array_equal(unit_type, [0, 1])
 
 
 def test_encode_clusters_accepts_strings_and_aligns_with_kept_rows():

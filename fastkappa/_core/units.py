@@ -264,18 +264,61 @@ def _unit_hashes(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray):
     """Two independent 64-bit hashes of each unit's (cell, value-bits) entries.
 
     Entry hashes are summed per unit (modulo 2**64); equal tables always get
-    equal hashes, and :func:`_assign_types` confirms equality entry by entry.
+    equal hashes, and :func:`assign_types` confirms equality entry by entry.
     """
     with np.errstate(over="ignore"):
         c = cell.astype(np.uint64)
         e1 = _mix64(_mix64(c + np.uint64(0x632BE59BD9B4E019)) ^ bits)
         e2 = _mix64(c * np.uint64(0x8CB92BA72F3D8DD7)
                     + _mix64(bits ^ np.uint64(0x2545F4914F6CDD1D)))
-        starts = unit_ptr[:-1]
         n_e = np.diff(unit_ptr).astype(np.uint64)
-        h1 = _mix64(np.add.reduceat(e1, starts) ^ n_e)
-        h2 = _mix64(np.add.reduceat(e2, starts) + n_e * np.uint64(0x9E3779B97F4A7C15))
+        h1 = _mix64(_unit_sums(e1, unit_ptr) ^ n_e)
+        h2 = _mix64(_unit_sums(e2, unit_ptr) + n_e * np.uint64(0x9E3779B97F4A7C15))
     return h1, h2
+
+
+def _unit_sums(e: np.ndarray, unit_ptr: np.ndarray) -> np.ndarray:
+    """Per-unit sums of uint64 ``e`` modulo 2**64 (0 for a unit without entries,
+    which ``np.add.reduceat`` would not give)."""
+    cs = np.zeros(len(e) + 1, dtype=np.uint64)
+    np.cumsum(e, out=cs[1:])
+    return cs[unit_ptr[1:]] - cs[unit_ptr[:-1]]
+
+
+def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact types of units given as sparse tables: ``(unit_type, representatives)``.
+
+    Unit ``u`` holds the entries ``unit_ptr[u]:unit_ptr[u + 1]`` of ``cell``
+    (sorted) and ``bits`` (the values' bit patterns).  Units are visited in
+    the order of their two hashes; each run of equal hashes is one type,
+    numbered in that order, with its first unit as representative, once every
+    unit of the run is confirmed equal to it entry by entry (in NumPy: no
+    kernel to compile in a fresh process).  A run holding two different
+    tables (a hash collision) goes to the kernel, which splits it.
+    """
+    n_units = len(unit_ptr) - 1
+    h1, h2 = _unit_hashes(unit_ptr, cell, bits)
+    order = np.lexsort((h2, h1))
+    hs1, hs2 = h1[order], h2[order]
+    new_run = np.ones(n_units, dtype=bool)
+    new_run[1:] = (hs1[1:] != hs1[:-1]) | (hs2[1:] != hs2[:-1])
+    run = np.cumsum(new_run) - 1
+    reps = order[new_run]
+    rep = reps[run]  # the representative of each unit, in hash order
+    lens = np.diff(unit_ptr)
+    same = bool(np.array_equal(lens[order], lens[rep]))
+    if same:
+        ls = lens[order]
+        within = np.arange(int(ls.sum())) - np.repeat(np.cumsum(ls) - ls, ls)
+        a = np.repeat(unit_ptr[order], ls) + within
+        b = np.repeat(unit_ptr[rep], ls) + within
+        same = bool(np.array_equal(cell[a], cell[b]) and np.array_equal(bits[a], bits[b]))
+    if not same:
+        return _kernels()._assign_types(order, h1, h2, unit_ptr, cell, bits)
+    unit_type = np.empty(n_units, dtype=np.int64)
+    unit_type[order] = run
+    return unit_type, reps.astype(np.int64, copy=False)
 
 
 def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
@@ -287,7 +330,6 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
     cells it uses (never a dense (C, K, K) array); identical cluster tables
     are found by hashing and confirmed entry by entry.
     """
-    kern = _kernels()
     cells = np.asarray(cells, dtype=np.int64)
     n_cells = len(cell_t)
     key = np.asarray(cluster_codes, dtype=np.int64) * n_cells + cells
@@ -311,9 +353,7 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
     unit_ptr = np.zeros(n_clusters + 1, dtype=np.int64)
     np.cumsum(np.bincount(ucl, minlength=n_clusters), out=unit_ptr[1:])
     bits = uval.view(np.uint64)
-    h1, h2 = _unit_hashes(unit_ptr, ucell, bits)
-    order = np.lexsort((h2, h1))
-    unit_type, reps = kern._assign_types(order, h1, h2, unit_ptr, ucell, bits)
+    unit_type, reps = assign_types(unit_ptr, ucell, bits)
     counts = np.bincount(unit_type, minlength=len(reps))
     lens = np.diff(unit_ptr)[reps]
     ptr = np.zeros(len(reps) + 1, dtype=np.int64)
@@ -518,6 +558,19 @@ def _types_blocks(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, c
     return out
 
 
+def _units_blocks(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, n_rep,
+                  seeds) -> np.ndarray:
+    """``_bootstrap_kappa_units_serial`` as a Python loop over its blocks."""
+    block = _kernels()._units_block
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    step = -(-n_rep // len(seeds))
+    for b in range(len(seeds)):
+        lo = min(n_rep, b * step)
+        block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, seeds[b],
+              lo, min(n_rep, lo + step), out)
+    return out
+
+
 def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
                      seed: np.random.SeedSequence, *, by_index: bool | None = None
                      ) -> np.ndarray:
@@ -534,10 +587,10 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
     if by_index is None:
         by_index = units.by_index
     if by_index:
-        return kern._bootstrap_kappa_units(units.unit_type(), units.type_ptr,
-                                           units.type_cell, units.type_val, units.cell_t,
-                                           units.cell_p, units.n_classes, wmat,
-                                           n_resamples, seeds)
+        return run_driver(kern._bootstrap_kappa_units, kern._bootstrap_kappa_units_serial,
+                          n_resamples * units.n_units, units.unit_type(), units.type_ptr,
+                          units.type_cell, units.type_val, units.cell_t, units.cell_p,
+                          units.n_classes, wmat, n_resamples, seeds, blocks=_units_blocks)
     work = n_resamples * (units.n_types + len(units.cell_t))
     if sparse_cells(units):
         tables = _poisson_tables(units)

@@ -164,21 +164,28 @@ def _bootstrap_kappa_types_serial(type_counts, type_ptr, type_cell, type_val, n_
 @jit()
 def _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, seed,
                  lo, hi, out):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_units`, from one seed.
+
+    The drawn units are first counted per type (one increment each), then
+    the types are swept in order, each drawn type's entries added once with
+    its count: the tables are read in sequence, not at random per draw.
+    """
     state = np.empty(4, dtype=np.uint64)
     _rng_init(seed, state)
     n_units = unit_type.shape[0]
+    n_types = type_ptr.shape[0] - 1
     fn = np.float64(n_units)
     n_cells = cell_t.shape[0]
     joint = np.empty(n_cells, dtype=np.float64)
+    drawn = np.zeros(n_types, dtype=np.int64)
     r = np.empty(k, dtype=np.float64)
     c = np.empty(k, dtype=np.float64)
     for rep in range(lo, hi):
-        for j in range(n_cells):
-            joint[j] = 0.0
         for _ in range(n_units):
-            t = unit_type[min(np.int64(_uniform(state) * fn), n_units - 1)]
-            for e in range(type_ptr[t], type_ptr[t + 1]):
-                joint[type_cell[e]] += type_val[e]
+            drawn[unit_type[min(np.int64(_uniform(state) * fn), n_units - 1)]] += 1
+        _accumulate_types(drawn, type_ptr, type_cell, type_val, joint)
+        for t in range(n_types):
+            drawn[t] = 0
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
 
 
@@ -187,14 +194,29 @@ def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cel
                            wmat, n_rep, block_seeds):
     """Bootstrap kappas by drawing unit indices with replacement: (n_rep, M).
 
-    ``unit_type[u]`` is the type of unit ``u``.  O(n_units) per replicate;
-    used when almost every unit has its own type, and as a reference for
-    :func:`_bootstrap_kappa_types`.
+    ``unit_type[u]`` is the type of unit ``u``.  O(n_units + entries) per
+    replicate; used when almost every unit has its own type, and as a
+    reference for :func:`_bootstrap_kappa_types`.
     """
     out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
     n_blocks = block_seeds.shape[0]
     step = (n_rep + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat,
+                     block_seeds[b], lo, hi, out)
+    return out
+
+
+@jit()
+def _bootstrap_kappa_units_serial(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p,
+                                  k, wmat, n_rep, block_seeds):
+    """:func:`_bootstrap_kappa_units` on one thread (same blocks, same result)."""
+    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
+    n_blocks = block_seeds.shape[0]
+    step = (n_rep + n_blocks - 1) // n_blocks
+    for b in range(n_blocks):
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
         _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat,
