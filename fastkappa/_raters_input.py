@@ -322,7 +322,12 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
             return codes, (ids + lo) if as_array else (ids + lo).tolist()
     arr = x
     mod = type(x).__module__.split(".")[0]
-    if mod in ("polars", "pyarrow"):
+    if isinstance(x, (list, tuple)):
+        arr = np.asarray(x)
+        if arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
+            # numbers among strings: np.asarray would turn 0 into "0", one id
+            arr = np.asarray(x, dtype=object)  # with "0" (another chunk keeps them two)
+    elif mod in ("polars", "pyarrow"):
         arr = np.asarray(x.to_numpy() if mod == "polars" else x.to_numpy(
             zero_copy_only=False))
     try:
@@ -332,8 +337,10 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
                                       sort=True, use_na_sentinel=True)
         codes = np.asarray(codes, dtype=np.int64)
         uniques = np.asarray(uniques)
-        if as_array and uniques.dtype.kind in "iu":
-            return codes, uniques.astype(np.int64)
+        if as_array and (uniques.dtype.kind == "i" or (
+                uniques.dtype.kind == "u"
+                and (not len(uniques) or int(uniques.max()) <= np.iinfo(np.int64).max))):
+            return codes, uniques.astype(np.int64)  # uint64 ids past int64 stay Python ints
         uniques = list(uniques)
     except ImportError:  # pragma: no cover - pandas is installed in the test env
         a = np.asarray(arr)

@@ -111,7 +111,9 @@ _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), option
         polars or pyarrow tables); missing ratings as NaN/None/pd.NA or
         ``missing=``.
     item, rater, label : array_like of shape (n_rows,), optional
-        Long format instead of ``ratings``: one row per rating.
+        Long format instead of ``ratings``: one row per rating.  Ids are
+        integers or strings, compared as Python values: ``0`` and ``"0"`` are
+        two ids.
     counts : array_like of shape (n_items, K), optional
         Raters per item and class instead of ``ratings``.
     labels : array_like, optional

@@ -406,7 +406,9 @@ class AgreementAccumulator:
         """Add one chunk of long-format ratings (one row per rating); returns self.
 
         A rater who rates an item twice (in this chunk or across chunks) is a
-        ``ValueError``; the accumulator is left unchanged then.
+        ``ValueError``; the accumulator is left unchanged then.  Ids are
+        integers or strings compared as Python values in every chunk (``0``
+        and ``"0"`` are two ids); unsigned ids past 2**63 keep their value.
         """
         snapshot = self._snapshot()
         try:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastkappa as fk
+from fastkappa.exceptions import DegenerateIntervalWarning
 
 ALL = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
        "krippendorff_alpha")
@@ -384,6 +385,45 @@ def test_the_missing_marker_is_no_class(kind):
     a = fk.AgreementAccumulator(missing=marker).update(ii[:300], rr[:300], lab[:300])
     b = fk.AgreementAccumulator(missing=marker).update(ii[300:], rr[300:], lab[300:])
     assert_same(a.merge(b).compute(), want)
+
+
+def test_uint64_ids_past_int64_keep_their_value():
+    """uint64 ids of 2**63 or more came back as negative ids (and missed a
+    ``clusters`` mapping keyed by the real ids)."""
+    big = np.uint64(2**63)
+    item = np.repeat(np.array([0, 1, 2], dtype=np.uint64) + big, 2)
+    rater = np.tile(np.array([5, 7], dtype=np.uint64) + big, 3)
+    label = np.array([1, 1, 0, 1, 2, 2])
+    want = fk.agreement(item=item.astype(str), rater=rater.astype(str), label=label)
+    acc = fk.AgreementAccumulator().update(item, rater, label)
+    assert acc._items.ids() == [2**63, 2**63 + 1, 2**63 + 2]
+    assert acc.table().raters == [2**63 + 5, 2**63 + 7]
+    assert_same(acc.compute(), want)
+    assert_same(fk.agreement(item=item, rater=rater, label=label), want)
+    with pytest.warns(DegenerateIntervalWarning, match="only 2 clusters"):
+        got = acc.compute(clusters={2**63: "a", 2**63 + 1: "a", 2**63 + 2: "b"})
+    assert got.n_clusters == 2
+    acc.update(np.array([9, 9]), np.array([1, 2]), np.array([0, 0]))  # small ids join
+    assert acc.n_items == 4 and acc.table().raters[2:] == [1, 2]
+
+
+def test_integer_and_string_ids_in_one_list_stay_two_ids():
+    """``0`` and ``"0"`` are two raters within a chunk as across chunks (a list mixing
+    them went through np.asarray, which turned 0 into "0": one rater, reported as a
+    duplicate, and integer ids came back as strings)."""
+    item = [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    rater = [0, "0"] * 5
+    label = [1, 1, 0, 1, 2, 2, 0, 0, 2, 1]
+    res = fk.agreement(item=item, rater=rater, label=label)
+    assert res.n_raters == 2
+    acc = fk.AgreementAccumulator().update(item, rater, label)
+    assert acc.table().raters == [0, "0"]
+    assert_same(acc.compute(), res)
+    split = fk.AgreementAccumulator().update(item[::2], rater[::2], label[::2])
+    split.update(item[1::2], rater[1::2], label[1::2])
+    assert_same(split.compute(), res)
+    assert fk.agreement(item=[1, "1", *item[2:]], rater=[0, 1] * 5,
+                        label=label).n_items == 6
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16])
