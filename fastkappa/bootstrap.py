@@ -27,12 +27,15 @@ from ._core.units import (
     Units,
     _single_model_cells,
     bootstrap_kappas,
+    bootstrap_kappas_rows,
     encode_clusters,
     full_kappas,
     jackknife_kappas,
+    row_cells,
     units_from_clusters,
     units_from_counts,
     units_from_rows,
+    use_row_tables,
 )
 from .results import KappaCI
 
@@ -65,7 +68,9 @@ def _standard_errors(units: Units, wmat: np.ndarray) -> tuple[float, float]:
 
 
 def _ci_from_units(units: Units, wmat: np.ndarray, method: str, cl: float, n_resamples: int,
-                   seq: np.random.SeedSequence, stacklevel: int) -> KappaCI:
+                   seq: np.random.SeedSequence, stacklevel: int, rows=None) -> KappaCI:
+    """The interval from resampling units; ``rows`` = ``(row_cells, row_w, k)``
+    draws rows straight into the table instead (weighted rows, a type per row)."""
     est_arr, joint = full_kappas(units, wmat)
     estimate = float(est_arr[0])
     if not math.isfinite(estimate):
@@ -74,7 +79,10 @@ def _ci_from_units(units: Units, wmat: np.ndarray, method: str, cl: float, n_res
     if method == "asymptotic":
         return kappa_interval(estimate, method, cl, standard_error=se,
                               standard_error_null=se0, stacklevel=stacklevel + 1)
-    reps = bootstrap_kappas(units, wmat, n_resamples, seq)[:, 0]
+    if rows is not None:
+        reps = bootstrap_kappas_rows(*rows, wmat, n_resamples, seq)[:, 0]
+    else:
+        reps = bootstrap_kappas(units, wmat, n_resamples, seq)[:, 0]
     jack = None
     if method == "bca":
         jack = jackknife_kappas(units, wmat, joint)[:, 0]
@@ -274,7 +282,13 @@ def kappa_ci(
             units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
-    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+    rows = None
+    if clusters is None and use_row_tables(units.n_types, len(t_idx), k, 1):
+        # weights that differ on almost every row: a type per row, so draw rows
+        # straight into the table (chunks of rows stay in cache)
+        rows = (row_cells(t_idx, p_idx[None, :], k), row_w, k)
+    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2,
+                         rows=rows)
     return with_provenance(res, seq, weights, units)
 
 

@@ -389,6 +389,30 @@ def test_weighted_rows_types_and_row_index_agree_in_distribution(rng):
     _ks_agree(types, rows, n_rep)
 
 
+def test_continuous_weights_draw_rows_and_agree_in_distribution(rng, monkeypatch):
+    """Weights that differ on every row (a type per row): kappa_ci draws rows
+    straight into the table; its replicates match resampling rows with NumPy."""
+    import fastkappa.bootstrap as fkb
+
+    k, n, n_rep = 4, 2000, 20_000
+    t, p = graded(rng, n, k)
+    sw = rng.gamma(2.0, 1.0, n)
+    calls = []
+    real = fkb.bootstrap_kappas_rows
+    monkeypatch.setattr(fkb, "bootstrap_kappas_rows",
+                        lambda *a: calls.append(1) or real(*a))
+    res = fk.kappa_ci(t, p, weights="quadratic", sample_weight=sw, method="percentile",
+                      n_resamples=n_rep, seed=3)
+    assert calls
+    assert res.estimate == pytest.approx(
+        naive.kappa_ref(t, p, k, "quadratic", sw=sw), abs=1e-12)
+    rows = naive.row_bootstrap_kappas(t, p, k, "quadratic", n_rep, 2, sample_weight=sw)
+    _ks_agree(res.distribution, rows, n_rep)
+    again = fk.kappa_ci(t, p, weights="quadratic", sample_weight=sw, method="percentile",
+                        n_resamples=n_rep, seed=3)
+    np.testing.assert_array_equal(again.distribution, res.distribution)
+
+
 def test_clusters_of_one_row_match_iid_bootstrap(rng):
     t, p = graded(rng, 500)
     iid = fk.kappa_ci(t, p, seed=1, n_resamples=20_000, method="percentile")
