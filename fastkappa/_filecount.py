@@ -357,7 +357,7 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     from ._core import weights as weight_module
     from .bootstrap import kappa_ci_from_confusion
     from .exceptions import UndefinedKappaWarning
-    from .groups import GROUP_TABLES_MAX_BYTES, KappaByGroup, _group_kappas
+    from .groups import GROUP_TABLES_MAX_BYTES, KappaByGroup, _asymptotic_bounds, _group_kappas
 
     keys, rank = tables.group_order()
     g, k = len(keys), tables.k
@@ -381,11 +381,13 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
         if tables.cluster is not None:
             order = np.argsort(rank[tables.group], kind="stable")
             bounds = np.searchsorted(rank[tables.group][order], np.arange(g + 1))
+        todo = np.flatnonzero(confusion.reshape(g, -1).sum(axis=1) > 0)
+        if tables.cluster is None and method == "asymptotic":  # every group at once
+            todo = todo[~_asymptotic_bounds(confusion[todo], wmat, confidence_level, low,
+                                            high, todo)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
-            for i in range(g):
-                if confusion[i].sum() == 0:
-                    continue
+            for i in todo:
                 if tables.cluster is None:
                     res = kappa_ci_from_confusion(
                         confusion[i], weights=weights, method=method,

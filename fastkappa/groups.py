@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._asymptotic import agreement_weights
 from ._core import weights as _weights
 from ._core.columns import (
     CodesColumn,
@@ -395,20 +396,22 @@ def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_re
     g = tables.shape[0]
     low = np.full(g, np.nan)
     high = np.full(g, np.nan)
-    seeds = seq.spawn(g)
     rows = ccodes = None
     if enc.sample_weight is not None or clusters is not None:
         lut_idx = np.clip(np.asarray(gv, dtype=np.int64) - goff, 0, len(glut) - 1)
         rows = glut[lut_idx]
+        # each group's rows in input order: one sort, then a slice per group
+        order = np.argsort(rows, kind="stable")
+        bounds = np.searchsorted(rows[order], np.arange(g + 1))
+    todo = np.flatnonzero(tables.reshape(g, -1).sum(axis=1) > 0)
     if clusters is not None:
         ccodes = id_codes(clusters, enc.n_input, "clusters")
         keep = enc.keep()
-        scored = rows if keep is None else np.where(keep, rows, g)
-        few = []
-        for i in range(g):
-            n_cl = len(np.unique(ccodes[scored == i]))
-            if n_cl < MIN_RELIABLE_CLUSTERS and tables[i].sum() > 0:
-                few.append((i, n_cl))
+        kept = order if keep is None else order[keep[order]]
+        kept_bounds = np.searchsorted(rows[kept], np.arange(g + 1))
+        n_cl = np.array([len(np.unique(ccodes[kept[kept_bounds[i]:kept_bounds[i + 1]]]))
+                         for i in range(g)])
+        few = [(int(i), int(n_cl[i])) for i in todo if n_cl[i] < MIN_RELIABLE_CLUSTERS]
         if few:
             single = sum(1 for _, c in few if c < 2)
             warnings.warn(
@@ -416,14 +419,21 @@ def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_re
                 "so their cluster-robust intervals are unreliable"
                 + (f"; {single} have fewer than 2 and get a nan interval" if single else "")
                 + ".", DegenerateIntervalWarning, stacklevel=3)
-        too_few = {i for i, c in few if c < 2}
-    else:
-        too_few = set()
+        todo = todo[n_cl[todo] >= 2]
+    if rows is None and method == "asymptotic":
+        # closed form for every group at once; an undefined kappa takes the
+        # one-group path below (nan bounds)
+        done = _asymptotic_bounds(tables[todo], enc.weights, confidence_level,
+                                  low, high, todo)
+        todo = todo[~done]
+    seeds = seq.spawn(g) if method != "asymptotic" else [None] * g
+    cols = None
+    if rows is not None:
+        cols = (as_column(y_true, "y_true"), as_column(y_pred, "y_pred"),
+                None if sample_weight is None else as_column(sample_weight, "sample_weight"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # per-group degenerate notes
-        for i in range(g):
-            if tables[i].sum() == 0 or i in too_few:
-                continue
+        for i in todo:
             if rows is None:
                 res = kappa_ci_from_confusion(
                     tables[i], weights=enc.weights if not isinstance(weights, str) and (
@@ -431,15 +441,63 @@ def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_re
                     method=method, confidence_level=confidence_level,
                     n_resamples=n_resamples, seed=seeds[i])
             else:
-                mask = rows == i
+                idx = order[bounds[i]:bounds[i + 1]]
                 res = kappa_ci(
-                    take_rows(y_true, mask, "y_true"), take_rows(y_pred, mask, "y_pred"),
+                    take_rows(cols[0], idx, "y_true"), take_rows(cols[1], idx, "y_pred"),
                     weights=weights, method=method, confidence_level=confidence_level,
                     n_resamples=n_resamples, seed=seeds[i], labels=enc.classes,
-                    sample_weight=take_rows(sample_weight, mask, "sample_weight"),
+                    sample_weight=take_rows(cols[2], idx, "sample_weight"),
                     ignore_index=ignore_index, nan_policy=nan_policy, thresholds=thresholds,
-                    clusters=None if ccodes is None else ccodes[mask])
+                    clusters=None if ccodes is None else ccodes[idx])
             low[i], high[i] = res.low, res.high
     return low, high
+
+
+def _asymptotic_bounds(tables: np.ndarray, wmat: np.ndarray, confidence_level: float,
+                       low: np.ndarray, high: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Asymptotic (Fleiss-Cohen-Everitt) bounds of many (K, K) count tables at once.
+
+    The formulas of :func:`fastkappa._asymptotic.cell_influence` and
+    ``_fce_from_info`` over a leading group axis, in blocks of groups so the
+    temporaries stay small.  Writes ``low[which[j]]`` and ``high[which[j]]``
+    for every table with a defined kappa (a zero SE gives a zero-width
+    interval at the estimate, as one group's interval does; the per-group
+    warnings are silenced there too) and returns which those were: an
+    undefined kappa is left to the one-group path (nan bounds).
+    """
+    from statistics import NormalDist
+
+    a = agreement_weights(wmat)
+    z = NormalDist().inv_cdf(0.5 + confidence_level / 2.0)
+    k = a.shape[0]
+    done = np.zeros(len(tables), dtype=bool)
+    step = max(1, (1 << 22) // max(k * k, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for lo in range(0, len(tables), step):
+            # contiguous, and sums along axes rather than BLAS products: a group's
+            # bounds never depend on the block it is computed in (bit for bit)
+            o = np.ascontiguousarray(tables[lo:lo + step], dtype=np.float64)
+            n = o.reshape(len(o), -1).sum(axis=1)
+            p = o / n[:, None, None]
+            pr, pc = p.sum(axis=2), p.sum(axis=1)
+            po = (a[None] * p).reshape(len(o), -1).sum(axis=1)
+            abar_row = (a[None] * pc[:, None, :]).sum(axis=2)  # (G, K): sum_l a_kl pc_l
+            abar_col = (pr[:, :, None] * a[None]).sum(axis=1)  # (G, K): sum_k pr_k a_kl
+            pe = (pr * abar_row).sum(axis=1)
+            denom = 1.0 - pe
+            margin = abar_row[:, :, None] + abar_col[:, None, :]
+            t = a[None] * denom[:, None, None] - margin * (1.0 - po)[:, None, None]
+            tbar = po * pe - 2.0 * pe + po
+            infl = (t - tbar[:, None, None]) / (denom**2)[:, None, None]
+            var = (p * infl * infl).reshape(len(o), -1).sum(axis=1) / n
+            kappa = (po - pe) / denom
+            se = np.sqrt(np.maximum(var, 0.0))
+            ok = (denom > 0) & np.isfinite(kappa)
+            half = z * se
+            idx = which[lo:lo + step][ok]
+            low[idx] = np.clip(kappa[ok] - half[ok], -1.0, 1.0)
+            high[idx] = np.clip(kappa[ok] + half[ok], -1.0, 1.0)
+            done[lo:lo + step] = ok
+    return done
 
 

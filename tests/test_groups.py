@@ -271,3 +271,57 @@ def test_quiet_undefined_is_per_thread():
     # the same numbers, the undefined group replaced as usual
     np.testing.assert_array_equal(res.estimate, here.estimate)
     assert np.isnan(res.estimate[0]) and not np.isnan(res.estimate[1])
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic", "custom"])
+def test_asymptotic_intervals_of_many_groups_match_one_group_each(weights):
+    """The closed form over all groups at once equals kappa_ci_from_confusion per
+    group, degenerate groups included: one row, perfect agreement (zero SE, a
+    zero-width interval) and an undefined kappa (nan)."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    t, p, g = _data(n=3000, k=4, n_groups=200, seed=3)
+    g = g.copy()
+    t, p = t.copy(), p.copy()
+    p[g == 5] = t[g == 5]  # perfect agreement
+    t[g == 6] = 2
+    p[g == 6] = 2  # undefined: one class for both
+    keep = (g != 7) | (np.arange(len(g)) == np.flatnonzero(g == 7)[0])  # one row
+    t, p, g = t[keep], p[keep], g[keep]
+    w = rng.random((4, 4)) if weights == "custom" else weights
+    if weights == "custom":
+        w = w + w.T
+        np.fill_diagonal(w, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = fk.kappa_by_group(t, p, g, weights=w, method="asymptotic")
+        for i in range(len(res)):
+            ci = fk.kappa_ci_from_confusion(res.confusion[i], weights=w, method="asymptotic")
+            for got, want in ((res.low[i], ci.low), (res.high[i], ci.high)):
+                assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(
+                    want, abs=1e-13), (i, got, want)
+    i5 = list(res.groups).index(5)
+    assert res.low[i5] == res.high[i5] == pytest.approx(1.0)
+    assert np.isnan(res.low[list(res.groups).index(6)])
+
+
+@pytest.mark.parametrize("extra", ["clusters", "sample_weight"])
+def test_group_intervals_with_rows_match_kappa_ci_on_each_group(extra):
+    """With clusters or sample weights each group's rows go to kappa_ci (found by one
+    sort, not one mask per group): the same intervals as calling it per group."""
+    import warnings
+
+    rng = np.random.default_rng(4)
+    t, p, g = _data(n=3000, k=4, n_groups=6, seed=4)
+    kw = ({"clusters": rng.integers(0, 400, len(t))} if extra == "clusters"
+          else {"sample_weight": rng.gamma(2.0, 1.0, len(t))})
+    res = fk.kappa_by_group(t, p, g, method="percentile", n_resamples=300, seed=11, **kw)
+    seeds = np.random.SeedSequence(11).spawn(len(res))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, key in enumerate(res.groups):
+            m = g == key
+            ci = fk.kappa_ci(t[m], p[m], method="percentile", n_resamples=300, seed=seeds[i],
+                             labels=res.classes, **{k: v[m] for k, v in kw.items()})
+            assert (res.low[i], res.high[i]) == (ci.low, ci.high)
