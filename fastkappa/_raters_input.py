@@ -324,9 +324,13 @@ def _factorize(x, name: str, as_array: bool = False) -> tuple[np.ndarray, list]:
     mod = type(x).__module__.split(".")[0]
     if isinstance(x, (list, tuple)):
         arr = np.asarray(x)
-        if arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
-            # numbers among strings: np.asarray would turn 0 into "0", one id
-            arr = np.asarray(x, dtype=object)  # with "0" (another chunk keeps them two)
+        if ((arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x))
+                or (arr.dtype.kind == "f"
+                    and all(isinstance(v, (int, np.integer)) for v in x))):
+            # numbers among strings: np.asarray would turn 0 into "0", one id with
+            # "0" (another chunk keeps them two); integers past int64 next to
+            # negative ones: it would make them floats, merging neighbours
+            arr = np.asarray(x, dtype=object)
     elif mod in ("polars", "pyarrow"):
         arr = np.asarray(x.to_numpy() if mod == "polars" else x.to_numpy(
             zero_copy_only=False))

@@ -467,7 +467,8 @@ def _asymptotic_bounds(tables: np.ndarray, wmat: np.ndarray, confidence_level: f
     """
     from statistics import NormalDist
 
-    a = agreement_weights(wmat)
+    w = np.asarray(wmat, dtype=np.float64)
+    a = agreement_weights(w)
     z = NormalDist().inv_cdf(0.5 + confidence_level / 2.0)
     k = a.shape[0]
     done = np.zeros(len(tables), dtype=bool)
@@ -492,7 +493,11 @@ def _asymptotic_bounds(tables: np.ndarray, wmat: np.ndarray, confidence_level: f
             var = (p * infl * infl).reshape(len(o), -1).sum(axis=1) / n
             kappa = (po - pe) / denom
             se = np.sqrt(np.maximum(var, 0.0))
-            ok = (denom > 0) & np.isfinite(kappa)
+            # defined as the estimate is: expected disagreement r @ w @ c > 0 on the
+            # counts and the raw weights (1 - pe can be 1e-16 where that is exactly 0)
+            r, c = o.sum(axis=2), o.sum(axis=1)
+            expected = (r * (w[None] * c[:, None, :]).sum(axis=2)).sum(axis=1)
+            ok = (expected > 0) & (denom > 0) & np.isfinite(kappa)
             half = z * se
             idx = which[lo:lo + step][ok]
             low[idx] = np.clip(kappa[ok] - half[ok], -1.0, 1.0)

@@ -426,6 +426,20 @@ def test_integer_and_string_ids_in_one_list_stay_two_ids():
                         label=label).n_items == 6
 
 
+def test_list_of_huge_and_negative_integer_ids_keeps_every_id():
+    """np.asarray makes [2**64 - 1, 2**64 - 2, -1] float64, which merged the first two."""
+    item = [2**63, 2**63, 2**63 + 1, 2**63 + 1, -1, -1, 2**64 - 1, 2**64 - 1]
+    rater = ["a", "b"] * 4
+    label = [0, 0, 1, 1, 0, 1, 2, 2]
+    want = fk.agreement(item=[str(v) for v in item], rater=rater, label=label)
+    got = fk.agreement(item=item, rater=rater, label=label)
+    assert got.n_items == want.n_items == 4
+    assert_same(got, want)
+    acc = fk.AgreementAccumulator().update(item, rater, label)
+    assert sorted(acc._items.ids()) == [-1, 2**63, 2**63 + 1, 2**64 - 1]
+    assert_same(acc.compute(), want)
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int16])
 def test_small_integer_ids_spanning_past_their_type_are_numbered(dtype):
     """int8/int16 ids from the type's minimum to its maximum: their offsets are taken in

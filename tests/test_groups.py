@@ -325,3 +325,14 @@ def test_group_intervals_with_rows_match_kappa_ci_on_each_group(extra):
             ci = fk.kappa_ci(t[m], p[m], method="percentile", n_resamples=300, seed=seeds[i],
                              labels=res.classes, **{k: v[m] for k, v in kw.items()})
             assert (res.low[i], res.high[i]) == (ci.low, ci.high)
+
+
+def test_asymptotic_group_with_zero_expected_disagreement_is_undefined():
+    """A custom matrix where classes 0 and 1 agree: the expected disagreement is
+    exactly 0, so kappa and its interval are nan (1 - pe came out 1e-16 and gave
+    a finite interval from rounding noise)."""
+    w = [[0, 0, 1], [0, 0, 1], [1, 1, 0]]
+    with pytest.warns(fk.UndefinedKappaWarning):
+        res = fk.kappa_by_group([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 1, 0], [7] * 6, weights=w,
+                                labels=[0, 1, 2], method="asymptotic")
+    assert np.isnan(res.estimate[0]) and np.isnan(res.low[0]) and np.isnan(res.high[0])
