@@ -177,6 +177,10 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
             kappa_ci(t, p, method=method, clusters=clusters, n_resamples=200, seed=0)
             kappa_ci(t, p, method=method, sample_weight=w, n_resamples=200, seed=0)
         kappa_ci_from_confusion([[20, 5], [3, 22]], n_resamples=200, seed=0)
+        # clusters of ten rows: nearly a table each, drawn by index (serial, parallel)
+        tens = np.arange(len(t)) // 10
+        for b in (200, SERIAL_MAX_DRAWS // max(1, len(t) // 10) + 1):
+            kappa_ci(t, p, clusters=tens, method="percentile", n_resamples=b, seed=0)
         # cluster types split by the kernel, as after a hash collision
         ptr = np.array([0, 1, 2], dtype=np.int64)
         same_hash = np.zeros(2, dtype=np.uint64)
