@@ -103,9 +103,11 @@ PATTERN_MAX_KEYS = 1 << 20
 #: 9.3 ms parallel)
 PARALLEL_MIN_RATINGS = 1 << 21
 
-#: draw units by index instead of a multinomial over types above this many types
-#: per unit (measured: a conditional binomial costs about 3x a uniform unit draw
-#: plus its count; at 0.25 types per unit the multinomial was still faster)
+#: draw units by index instead of a multinomial of conditional binomials above
+#: this many types per unit (measured: a binomial costs about 3x a uniform unit
+#: draw plus its count; at 0.25 types per unit the multinomial was still
+#: faster).  A multinomial with Poisson tables is kept at any ratio (faster
+#: than index draws even at 0.94 types per unit)
 RATERS_TYPES_PER_UNIT_MAX = 0.4
 
 #: draw the multinomial over types from Poisson tables (one look-up per type plus
