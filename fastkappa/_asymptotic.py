@@ -51,6 +51,7 @@ __all__ = [
     "CellInfluence",
     "agreement_weights",
     "cell_influence",
+    "fce_many",
     "robust_variances",
     "types_variance",
 ]
@@ -132,6 +133,39 @@ def _fce_from_info(info: CellInfluence, n: float) -> tuple[float, float]:
     var = float(np.sum(info.proportions * info.influence**2)) / n
     var0 = float(np.sum(info.expected * info.null_influence**2)) / n
     return var, var0
+
+
+def fce_many(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`cell_influence` and :func:`_fce_from_info` for G count tables at once.
+
+    ``tables`` is (G, K, K); returns ``(kappa, se, defined)`` per table, where
+    ``defined`` is the estimate's own test (expected disagreement
+    ``r @ w @ c > 0`` on the counts and the raw weights ``w``; ``1 - pe`` can
+    come out 1e-16 where that is exactly 0).  Sums run along axes, not
+    through BLAS, so a table's values never depend on the other tables.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    a = agreement_weights(w)
+    o = np.ascontiguousarray(tables, dtype=np.float64)
+    g = len(o)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = o.reshape(g, -1).sum(axis=1)
+        p = o / n[:, None, None]
+        pr, pc = p.sum(axis=2), p.sum(axis=1)
+        po = (a[None] * p).reshape(g, -1).sum(axis=1)
+        abar_row = (a[None] * pc[:, None, :]).sum(axis=2)  # (G, K): sum_l a_kl pc_l
+        abar_col = (pr[:, :, None] * a[None]).sum(axis=1)  # (G, K): sum_k pr_k a_kl
+        pe = (pr * abar_row).sum(axis=1)
+        denom = 1.0 - pe
+        margin = abar_row[:, :, None] + abar_col[:, None, :]
+        t = a[None] * denom[:, None, None] - margin * (1.0 - po)[:, None, None]
+        tbar = po * pe - 2.0 * pe + po
+        infl = (t - tbar[:, None, None]) / (denom**2)[:, None, None]
+        var = (p * infl * infl).reshape(g, -1).sum(axis=1) / n
+        kappa = (po - pe) / denom
+    expected = (o.sum(axis=2) * (w[None] * o.sum(axis=1)[:, None, :]).sum(axis=2)).sum(axis=1)
+    defined = (expected > 0) & (denom > 0) & np.isfinite(kappa)
+    return kappa, np.sqrt(np.maximum(var, 0.0)), defined
 
 
 def types_variance(values: np.ndarray, type_counts: np.ndarray, type_ptr: np.ndarray,

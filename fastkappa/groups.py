@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._asymptotic import agreement_weights
+from ._asymptotic import fce_many
 from ._core import weights as _weights
 from ._core.columns import (
     CodesColumn,
@@ -31,7 +31,7 @@ from ._core.dispatch import chunked, counting_kernels, kernels, minmax, n_chunks
 from ._core.encode import encode_pair
 from ._core.encoding import int_lut as _int_lut
 from ._core.encoding import is_plain_range as _is_plain_range
-from ._core.intervals import _kappa_ci_iv
+from ._core.intervals import _NORMAL, _kappa_ci_iv
 from ._core.options import check_nan_policy
 from ._core.rows import expand_frequency, id_codes, omit_missing_ids, take_rows
 from ._core.shapes import flatten_labels
@@ -455,54 +455,27 @@ def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_re
 
 def _asymptotic_bounds(tables: np.ndarray, wmat: np.ndarray, confidence_level: float,
                        low: np.ndarray, high: np.ndarray, which: np.ndarray) -> np.ndarray:
-    """Asymptotic (Fleiss-Cohen-Everitt) bounds of many (K, K) count tables at once.
+    """Asymptotic (Fleiss-Cohen-Everitt) bounds of many (K, K) count tables at once
+    (:func:`fastkappa._asymptotic.fce_many`, in blocks of groups so the
+    temporaries stay small).
 
-    The formulas of :func:`fastkappa._asymptotic.cell_influence` and
-    ``_fce_from_info`` over a leading group axis, in blocks of groups so the
-    temporaries stay small.  Writes ``low[which[j]]`` and ``high[which[j]]``
-    for every table with a defined kappa (a zero SE gives a zero-width
-    interval at the estimate, as one group's interval does; the per-group
-    warnings are silenced there too) and returns which those were: an
-    undefined kappa is left to the one-group path (nan bounds).
+    Writes ``low[which[j]]`` and ``high[which[j]]`` for every table with a
+    defined kappa (a zero SE gives a zero-width interval at the estimate, as
+    one group's interval does; the per-group warnings are silenced there
+    too) and returns which those were: an undefined kappa is left to the
+    one-group path (nan bounds).
     """
-    from statistics import NormalDist
-
-    w = np.asarray(wmat, dtype=np.float64)
-    a = agreement_weights(w)
-    z = NormalDist().inv_cdf(0.5 + confidence_level / 2.0)
-    k = a.shape[0]
+    z = _NORMAL.inv_cdf(0.5 + confidence_level / 2.0)
+    k = tables.shape[-1]
     done = np.zeros(len(tables), dtype=bool)
     step = max(1, (1 << 22) // max(k * k, 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for lo in range(0, len(tables), step):
-            # contiguous, and sums along axes rather than BLAS products: a group's
-            # bounds never depend on the block it is computed in (bit for bit)
-            o = np.ascontiguousarray(tables[lo:lo + step], dtype=np.float64)
-            n = o.reshape(len(o), -1).sum(axis=1)
-            p = o / n[:, None, None]
-            pr, pc = p.sum(axis=2), p.sum(axis=1)
-            po = (a[None] * p).reshape(len(o), -1).sum(axis=1)
-            abar_row = (a[None] * pc[:, None, :]).sum(axis=2)  # (G, K): sum_l a_kl pc_l
-            abar_col = (pr[:, :, None] * a[None]).sum(axis=1)  # (G, K): sum_k pr_k a_kl
-            pe = (pr * abar_row).sum(axis=1)
-            denom = 1.0 - pe
-            margin = abar_row[:, :, None] + abar_col[:, None, :]
-            t = a[None] * denom[:, None, None] - margin * (1.0 - po)[:, None, None]
-            tbar = po * pe - 2.0 * pe + po
-            infl = (t - tbar[:, None, None]) / (denom**2)[:, None, None]
-            var = (p * infl * infl).reshape(len(o), -1).sum(axis=1) / n
-            kappa = (po - pe) / denom
-            se = np.sqrt(np.maximum(var, 0.0))
-            # defined as the estimate is: expected disagreement r @ w @ c > 0 on the
-            # counts and the raw weights (1 - pe can be 1e-16 where that is exactly 0)
-            r, c = o.sum(axis=2), o.sum(axis=1)
-            expected = (r * (w[None] * c[:, None, :]).sum(axis=2)).sum(axis=1)
-            ok = (expected > 0) & (denom > 0) & np.isfinite(kappa)
-            half = z * se
-            idx = which[lo:lo + step][ok]
-            low[idx] = np.clip(kappa[ok] - half[ok], -1.0, 1.0)
-            high[idx] = np.clip(kappa[ok] + half[ok], -1.0, 1.0)
-            done[lo:lo + step] = ok
+    for lo in range(0, len(tables), step):
+        kappa, se, ok = fce_many(tables[lo:lo + step], wmat)
+        half = z * se[ok]
+        idx = which[lo:lo + step][ok]
+        low[idx] = np.clip(kappa[ok] - half, -1.0, 1.0)
+        high[idx] = np.clip(kappa[ok] + half, -1.0, 1.0)
+        done[lo:lo + step] = ok
     return done
 
 

@@ -316,3 +316,32 @@ def test_near_degenerate_tables_statsmodels_rounding_is_what_the_tolerance_says(
     # and fastkappa is the closer of the two to the exact value
     exact = math.sqrt(var)
     assert abs(res.standard_error - exact) <= abs(ref.std_kappa - exact) + 1e-18
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic", "custom"])
+def test_fce_many_equals_one_table_at_a_time(weights):
+    """The batched closed form (kappa_by_group's asymptotic intervals) equals
+    cell_influence + _fce_from_info table by table, degenerate tables included."""
+    from fastkappa import _asymptotic as asy
+
+    rng = np.random.default_rng(8)
+    k = 4
+    tables = rng.integers(0, 30, (60, k, k)).astype(np.int64)
+    tables[0] = np.diag([5, 3, 0, 2])  # perfect agreement: SE 0
+    tables[1] = 0
+    tables[1, 2, 2] = 7  # one class for both: undefined
+    w = rng.random((k, k)) if weights == "custom" else fk.weight_matrix(k, weights)
+    if weights == "custom":
+        w = w + w.T
+        np.fill_diagonal(w, 0.0)
+    kappa, se, defined = asy.fce_many(tables, w)
+    for i, tab in enumerate(tables):
+        info = asy.cell_influence(tab, w)
+        if not defined[i]:
+            with pytest.warns(fk.UndefinedKappaWarning):
+                assert i == 1 and np.isnan(fk.kappa_from_confusion(tab, weights=w))
+            continue
+        var, _ = asy._fce_from_info(info, info.n)
+        assert kappa[i] == pytest.approx(info.kappa, abs=1e-13)
+        assert se[i] == pytest.approx(np.sqrt(max(var, 0.0)), abs=1e-13)
+    assert se[0] == pytest.approx(0.0, abs=1e-15)
