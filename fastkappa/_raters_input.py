@@ -692,5 +692,43 @@ def distinct_rows(mat: np.ndarray, lo: int | None = None, hi: int | None = None
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), cnt.astype(np.int64)
 
 
-__all__ = ["Patterns", "RatingsTable", "by_patterns", "distinct_rows", "encode_ratings",
-           "pattern_space"]
+def distinct_float_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, axis=0, return_counts=True)`` for a float matrix without NaN.
+
+    Rows are deduplicated by a 64-bit hash confirmed entry by entry (bytes
+    after a collision) first (``np.unique(axis=0)`` sorts every row as a
+    record: 7 s at 1e6 rows), then only the distinct rows are put in the same
+    lexicographic order.  ``-0.0`` is written ``0.0`` first, so the
+    two stay one row as before.
+    """
+    from ._core.units import _mix64
+
+    rows = np.ascontiguousarray(x, dtype=np.float64)
+    rows += 0.0  # in place: the caller's features, made for this
+    if not len(rows) or rows.shape[1] == 0:
+        return np.unique(rows, axis=0, return_counts=True)
+    # one 64-bit hash per row, sorted; equal hashes are then checked entry by entry
+    bits = rows.view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(rows), dtype=np.uint64)
+        for c in range(rows.shape[1]):
+            h += _mix64(bits[:, c] ^ np.uint64((c + 1) * 0x9E3779B97F4A7C15 % 2**64))
+            h = _mix64(h)
+    by_hash = np.argsort(h, kind="stable")
+    hs = h[by_hash]
+    start = np.ones(len(hs), dtype=bool)
+    start[1:] = hs[1:] != hs[:-1]
+    first = by_hash[start]
+    rep = first[np.cumsum(start) - 1]  # each row's first row of equal hash
+    if all(np.array_equal(rows[by_hash, c], rows[rep, c]) for c in range(rows.shape[1])):
+        cnt = np.diff(np.append(np.flatnonzero(start), len(hs)))
+    else:  # a hash collision: compare the rows as bytes
+        as_bytes = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
+        _, first, cnt = np.unique(as_bytes, return_index=True, return_counts=True)
+    uniq = rows[first]
+    order = np.lexsort(uniq.T[::-1])
+    return uniq[order], cnt[order]
+
+
+__all__ = ["Patterns", "RatingsTable", "by_patterns", "distinct_float_rows", "distinct_rows",
+           "encode_ratings", "pattern_space"]

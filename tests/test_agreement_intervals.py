@@ -326,22 +326,22 @@ def test_long_format_clusters_per_row_or_per_item(rng):
 def test_distinct_cluster_rows_equal_numpy_unique(n, width, seed):
     """Cluster feature rows deduplicated by hash equal ``np.unique(axis=0)`` (which
     took 7 s at 1e6 clusters): same rows, same order, same counts, -0.0 as 0.0."""
-    from fastkappa.agreement import _distinct_rows
+    from fastkappa._raters_input import distinct_float_rows
 
     gen = np.random.default_rng(seed)
     x = gen.choice([0.0, -0.0, 1.0, 2.5, 1e300], size=(n, width))
     want_rows, want_cnt = np.unique(x + 0.0, axis=0, return_counts=True)
-    rows, cnt = _distinct_rows(x.copy())
+    rows, cnt = distinct_float_rows(x.copy())
     np.testing.assert_array_equal(rows, want_rows)
     np.testing.assert_array_equal(cnt, want_cnt)
 
 
 def test_distinct_cluster_rows_survive_a_hash_collision(monkeypatch):
     from fastkappa._core import units
-    from fastkappa.agreement import _distinct_rows
+    from fastkappa._raters_input import distinct_float_rows
 
     monkeypatch.setattr(units, "_mix64", lambda v: np.zeros_like(v))
     x = np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 2.0], [3.0, 0.0]])
-    rows, cnt = _distinct_rows(x.copy())
+    rows, cnt = distinct_float_rows(x.copy())
     np.testing.assert_array_equal(rows, [[0.0, 1.0], [1.0, 2.0], [3.0, 0.0]])
     np.testing.assert_array_equal(cnt, [1, 2, 1])
