@@ -249,11 +249,67 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
             "classes in `y_true`.")
     v = (r @ prob.w) / r.sum()
     assign = np.empty(len(h), dtype=np.int16)
-    a, b, n_iter = kern._dinkelbach(g, h, v, r, MAX_ITER, assign)
+    a, b, n_iter = _dinkelbach(kern, g, h, v, r, MAX_ITER, assign)
     starts = np.searchsorted(assign, np.arange(1, k), side="left")
     cuts = _place_cuts(starts, lo, hi, n_distinct)
     return _Solution(thresholds=cuts, observed=float(a), expected=float(b),
                      n_iter=int(n_iter), v=v)
+
+
+def _ratio_terms(g: np.ndarray, h: np.ndarray, v: np.ndarray, assign: np.ndarray
+                 ) -> tuple[float, float]:
+    """``(A, B)`` of one assignment, each summed one block after the other in
+    increasing score order (``cumsum`` adds in that order; ``sum`` would pair)."""
+    if len(h) == 0:
+        return 0.0, 0.0
+    a = np.cumsum(g[np.arange(len(h)), assign])[-1]
+    b = np.cumsum(h * v[assign])[-1]
+    return float(a), float(b)
+
+
+def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray,
+                max_iter: int, assign: np.ndarray) -> tuple[float, float, int]:
+    """Minimise ``A / B`` over monotone assignments (module docstring of
+    ``fastkappa._kernels.thresholds``); each step is one dynamic programme.
+
+    Starts from the classes in y_true's proportions: block ``b`` takes the
+    first class whose cumulative y_true weight ``r`` exceeds the midpoint of
+    the block's cumulative weight ``h`` (the last class if none does).
+    Writes the optimal assignment into ``assign`` and returns
+    ``(A, B, n_iter)``.  ``lam`` decreases strictly at every accepted step;
+    the loop stops when the programme finds nothing strictly better (then
+    ``lam`` is optimal) or after ``max_iter`` programmes.  An assignment with
+    ``B <= 0`` (kappa undefined) is never accepted.
+    """
+    k = g.shape[1]
+    # cumulative sums add one term after the other, as a loop over the blocks would
+    before = np.concatenate(([0.0], np.cumsum(h)[:-1]))
+    mid = before + 0.5 * h
+    assign[:] = np.searchsorted(np.cumsum(r)[:k - 1], mid, side="right")
+    a0, b0 = _ratio_terms(g, h, v, assign)
+    have = b0 > 0
+    lam = a0 / b0 if have else 1.0  # any single class with B > 0 has ratio 1 (kappa 0)
+    best_lam_from = None  # lam whose programme produced the best assignment
+    no_choice = np.empty((0, k), dtype=np.int16)
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        a, b, _ = kern._dp(g, h, v, lam, no_choice, assign)
+        if b > 0 and a / b < lam:
+            best_lam_from = lam
+            lam = a / b
+            have = True
+        else:
+            break
+    if best_lam_from is not None:  # the minimiser, traced back into `assign`
+        kern._dp(g, h, v, best_lam_from, np.empty((len(h), k), dtype=np.int16), assign)
+    elif not have:
+        # nothing with B > 0 found: every block in the class with the largest v
+        # (ratio 1, kappa 0, whenever that v is positive)
+        assign[:] = int(np.argmax(v))
+    # else the start was best: `assign` holds it
+    a, b = _ratio_terms(g, h, v, assign)
+    return a, b, n_iter
 
 
 def _place_cuts(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray,

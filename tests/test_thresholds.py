@@ -636,7 +636,7 @@ def test_partition_and_start_equal_plain_loops(seed, n, k, whole):
     the search starts (no programme run: ``max_iter=0``) from the classes in y_true's
     proportions, as a plain loop over the blocks places them."""
     from fastkappa._core.dispatch import threshold_kernels
-    from fastkappa._threshold_search import _partition_by_class
+    from fastkappa._threshold_search import _dinkelbach, _partition_by_class
 
     rng = np.random.default_rng(seed)
     t = rng.integers(0, k, n).astype(np.int16)
@@ -659,7 +659,7 @@ def test_partition_and_start_equal_plain_loops(seed, n, k, whole):
     g = rng.random((n, k))
     v = rng.random(k) + 0.1  # B > 0 for every assignment: the start is kept
     assign = np.empty(n, dtype=np.int16)
-    a, b, n_iter = threshold_kernels()._dinkelbach(g, h, v, r, 0, assign)
+    a, b, n_iter = _dinkelbach(threshold_kernels(), g, h, v, r, 0, assign)
     assert n_iter == 0 and assign.tolist() == want
     assert a == pytest.approx(g[np.arange(n), want].sum(), rel=1e-12)
     assert b == pytest.approx((h * v[want]).sum(), rel=1e-12)

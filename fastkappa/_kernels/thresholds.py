@@ -9,8 +9,9 @@ distinct scores to classes ``0..K-1`` is ``1 - A(x) / B(x)`` with
 
 so maximising kappa is minimising the ratio ``A / B``.  Dinkelbach's method
 does it exactly: for a fixed ``lam`` the minimiser of ``A - lam * B`` over
-monotone assignments is a dynamic programme, ``O(B K)``, and ``lam <- A / B``
-of that minimiser decreases strictly until it is optimal.
+monotone assignments is a dynamic programme (:func:`_dp`), ``O(B K)``, and
+``lam <- A / B`` of that minimiser decreases strictly until it is optimal
+(the loop itself is in ``fastkappa._threshold_search``).
 
 ``b`` runs over *blocks* of consecutive distinct scores.  Tied rows are one
 distinct score, so they always share a class.  A run of consecutive distinct
@@ -172,20 +173,8 @@ def _merge_blocks(s_part, offsets, sw_part, w):
     return g[:nb], h[:nb], lo[:nb], hi[:nb], r, n_distinct
 
 
-@jit(inline=True)
-def _ratio_terms(g, h, v, assign):
-    """``(A, B)`` of one assignment, summed in increasing score order."""
-    a = 0.0
-    b = 0.0
-    for d in range(g.shape[0]):
-        j = assign[d]
-        a += g[d, j]
-        b += h[d] * v[j]
-    return a, b
-
-
 @jit()
-def _dp(g, h, v, lam, choice):
+def _dp(g, h, v, lam, choice, assign):
     """Minimise ``A - lam * B`` over monotone assignments.
 
     Returns ``(A, B, j)``: the minimiser's terms and the class of its last
@@ -195,10 +184,13 @@ def _dp(g, h, v, lam, choice):
 
     When ``choice`` has a row per block (``(n_blocks, K)`` int16; ``(0, K)``
     to skip it) the programme records instead, for each block and class, the
-    class of the previous block on the best path, so that the minimiser can
-    be traced back from ``j`` (:func:`_dinkelbach` does); ``A`` and ``B`` are
-    not tracked then.  One function computes the costs the same way in both
-    modes, so the recorded minimiser is the one whose terms were returned.
+    class of the previous block on the best path, and writes the minimiser
+    into ``assign`` (``(n_blocks,)`` int16, untouched otherwise); ``A`` and
+    ``B`` are not tracked then.  One function computes the costs the same
+    way in both modes, so the recorded minimiser is the one whose terms were
+    returned.  Dinkelbach's loop around it runs in Python
+    (``fastkappa._threshold_search``): a handful of programmes, and one
+    kernel less to compile in a fresh process.
     """
     n_d, k = g.shape
     record = n_d > 0 and choice.shape[0] == n_d
@@ -241,67 +233,9 @@ def _dp(g, h, v, lam, choice):
     for j in range(1, k):
         if cost[j] < cost[jbest]:
             jbest = j
-    return pa[jbest], pb[jbest], jbest
-
-
-@jit()
-def _dinkelbach(g, h, v, r, max_iter, assign):
-    """Minimise ``A / B`` over monotone assignments.
-
-    Starts from the classes in y_true's proportions: block ``b`` takes the
-    first class whose cumulative y_true weight ``r`` exceeds the midpoint of
-    the block's cumulative weight ``h`` (the last class if none does).
-    Writes the optimal assignment into ``assign`` and returns
-    ``(A, B, n_iter)``.  ``lam`` decreases strictly at every accepted step;
-    the loop stops when the programme finds nothing strictly better (then
-    ``lam`` is optimal) or after ``max_iter`` programmes.  An assignment with
-    ``B <= 0`` (kappa undefined) is never accepted.
-    """
-    n_d, k = g.shape
-    j = 0
-    bound = r[0]  # cumulative weight of classes 0..j
-    before = 0.0
-    for d in range(n_d):
-        mid = before + 0.5 * h[d]
-        while j < k - 1 and bound <= mid:
-            j += 1
-            bound += r[j]
-        assign[d] = j
-        before += h[d]
-    no_choice = np.empty((0, k), dtype=np.int16)
-    a0, b0 = _ratio_terms(g, h, v, assign)
-    if b0 > 0:
-        lam = a0 / b0
-        have = True
-    else:
-        lam = 1.0  # any single class with B > 0 has ratio 1 (kappa 0)
-        have = False
-    best_lam_from = np.nan  # lam whose programme produced the best assignment
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        a, b, _ = _dp(g, h, v, lam, no_choice)
-        if b > 0 and a / b < lam:
-            best_lam_from = lam
-            lam = a / b
-            have = True
-        else:
-            break
-    if not np.isnan(best_lam_from):
-        choice = np.empty((n_d, k), dtype=np.int16)
-        _, _, j = _dp(g, h, v, best_lam_from, choice)
-        for d in range(n_d - 1, -1, -1):  # trace the minimiser back
+    if record:  # trace the minimiser back
+        j = jbest
+        for d in range(n_d - 1, -1, -1):
             assign[d] = j
             j = choice[d, j]
-    elif not have:
-        # nothing with B > 0 found: every block in the class with the largest
-        # v (ratio 1, kappa 0, whenever that v is positive)
-        jv = 0
-        for j in range(1, v.shape[0]):
-            if v[j] > v[jv]:
-                jv = j
-        for d in range(n_d):
-            assign[d] = jv
-    # else the start was best: `assign` holds it
-    a, b = _ratio_terms(g, h, v, assign)
-    return a, b, n_iter
+    return pa[jbest], pb[jbest], jbest
