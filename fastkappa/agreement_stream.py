@@ -86,7 +86,8 @@ class _IdIndex:
         # direct mode (integer ids in a compact range): dmap[id - base] is the id's
         # code + 1 (0: unseen); the sorted arrays are built only when it is left
         self._dmap: np.ndarray | None = None
-        self._base = 0
+        self._base = 0  # the id at dmap[0] (the map has room below and above the ids)
+        self._low = 0  # smallest id in the direct map
         self._top = 0  # largest id in the direct map
         self._direct_ok = True
 
@@ -98,11 +99,16 @@ class _IdIndex:
         """Integer mode: the id of each code (a view)."""
         return self._ids_buf[:self._n_ids]
 
-    def _room(self, m: int) -> np.ndarray:
-        """The buffer's free tail, with room for at least ``m`` more ids."""
+    def _room(self, m: int, cap: int = 0) -> np.ndarray:
+        """The buffer's free tail, with room for at least ``m`` more ids.
+
+        ``cap``: the most ids there can be (the direct map's id range); when
+        the buffer grows it grows to that at once, since pages not written
+        cost no memory, while growing by doubling copies the ids each time.
+        """
         n = self._n_ids
         if n + m > len(self._ids_buf):
-            grown = np.empty(max(n + m, 2 * len(self._ids_buf)), dtype=np.int64)
+            grown = np.empty(max(n + m, 2 * len(self._ids_buf), cap), dtype=np.int64)
             grown[:n] = self._ids_buf[:n]
             self._ids_buf = grown
         return self._ids_buf[n:]
@@ -125,11 +131,16 @@ class _IdIndex:
             ids = state.pop("_by_code")
             state["_ids_buf"], state["_n_ids"] = ids, len(ids)
             state.setdefault("_ascending", True)
+        state.setdefault("_low", state["_base"])  # pickled before the map had room below
         self.__dict__.update(state)
         if isinstance(self._dmap, int):
             dmap = np.zeros(self._dmap, dtype=_DMAP_DTYPE)
             dmap[self._by_code - self._base] = np.arange(1, len(self._by_code) + 1)
             self._dmap = dmap
+
+    def capacity(self) -> int:
+        """Direct mode: the most ids the map holds before it grows; else 0."""
+        return len(self._dmap) if self._dmap is not None else 0
 
     def ids(self) -> list:
         return list(self._dict) if self._dict is not None else self._by_code.tolist()
@@ -176,31 +187,52 @@ class _IdIndex:
             if n:  # ids arrived before in the sorted arrays: stay there
                 self._direct_ok = False
                 return False
-            base, top = lo, hi
-        else:  # the range of the ids (not the map's capacity, which doubles)
-            base, top = min(self._base, lo), max(self._top, hi)
-        size = top - base + 1
+            low, top = lo, hi
+        else:  # the range of the ids (not the map's capacity)
+            low, top = min(self._low, lo), max(self._top, hi)
+        size = top - low + 1
         if size > max(4 * (n + n_new) + 1024, ID_MAP_MIN) or n + n_new >= _DMAP_MAX_IDS:
             self._leave_direct()
             return False
-        if self._dmap is None:
-            self._dmap, self._base = np.zeros(size, dtype=_DMAP_DTYPE), base
-        elif base < self._base or top >= self._base + len(self._dmap):
-            # doubling: ids that keep growing (files in item order) copy O(ids) in all
-            off = self._base - base
-            grown = np.zeros(max(size, 2 * len(self._dmap), off + len(self._dmap)),
-                             dtype=_DMAP_DTYPE)
-            grown[off:off + len(self._dmap)] = self._dmap
-            self._dmap, self._base = grown, base
-        self._top = top
+        if self._dmap is None or low < self._base or top >= self._base + len(self._dmap):
+            self._map_room(low, top)
+        self._low, self._top = low, top
         return True
+
+    def _map_room(self, low: int, top: int) -> None:
+        """A direct map covering ids ``low..top``, with room on the sides that grew.
+
+        The room is zeroed memory that costs nothing until an id lands there.
+        A shuffled export's first batch spans nearly the whole id range and
+        later batches widen it a little at both ends: an eighth of the range
+        on each side keeps those from copying the map.  Ids that keep growing
+        (files in item order) double the room: O(ids) copied in all.
+        """
+        size = top - low + 1
+        old = self._dmap
+        grew_low = old is None or low < self._base
+        grew_top = old is None or top >= self._base + len(old)
+        pad = max(size // 8, 1024, 0 if old is None else len(old))
+        below = min(pad if grew_low else 0, low + 2**63)  # int64 ids: base stays an int64
+        base = low - below
+        if old is not None and not grew_low:
+            base = self._base
+        end = top + (pad if grew_top else 0)  # last id with room
+        if old is not None and not grew_top:
+            end = self._base + len(old) - 1
+        grown = np.zeros(end - base + 1, dtype=_DMAP_DTYPE)
+        if old is not None:
+            off = self._base - base
+            grown[off:off + len(old)] = old
+        self._dmap, self._base = grown, base
 
     def _direct(self, ids: np.ndarray) -> np.ndarray | None:
         lo, hi = int(ids.min()), int(ids.max())
         if not self._fit(lo, hi, len(ids)):
             return None
         n = self._n_ids
-        new_ids = self._room(min(len(ids), hi - lo + 1))
+        new_ids = self._room(min(len(ids), hi - lo + 1, self._top - self._low + 1 - n),
+                             len(self._dmap))
         out = np.empty(len(ids), dtype=np.int64)
         m = raters_kernels()._direct_codes(ids, np.int64(self._base), self._dmap,
                                            np.int64(n), new_ids, out)
@@ -340,6 +372,13 @@ class AgreementAccumulator:
         """Ratings stored (missing labels are not counted)."""
         return self._n_ratings
 
+    def __getstate__(self) -> dict:
+        # the table keeps room for ids to come (zeroed pages cost nothing in memory
+        # but would in a pickle or a copy): store the rated part only
+        state = self.__dict__.copy()
+        state["_codes"] = self._codes[:self.n_items, :self.n_raters].copy()
+        return state
+
     def _n_codes(self) -> int:
         """Provisional class codes so far (the table stores code + 1)."""
         return len(self._declared) if self._declared is not None else len(self._values)
@@ -357,8 +396,12 @@ class AgreementAccumulator:
             dtype = np.dtype(np.int32)
         if n_items <= rows and n_raters <= cols and dtype == self._codes.dtype:
             return
-        # zeroed memory: the pages beyond the copied part are touched only when used
-        new = np.zeros((max(n_items, 2 * rows if n_items > rows else rows, 16),
+        # zeroed memory: the pages beyond the copied part are touched only when used,
+        # so room for every item id of a direct map's range costs nothing up front
+        # and spares the copies of doubling
+        more = n_items > rows
+        new = np.zeros((max(n_items, 2 * rows if more else rows, 16,
+                            self._items.capacity() if more else 0),
                         max(n_raters, 2 * cols if n_raters > cols else cols, 4)),
                        dtype=dtype)
         new[:rows, :cols] = self._codes

@@ -174,7 +174,8 @@ def test_integer_ids_in_a_compact_range_go_through_a_direct_map():
     assert idx._dmap is not None and idx.ids() == [30, 10, 20]
     # the map grows down and up; known ids keep their codes
     assert idx.row_codes(np.array([5, 30, 1000]), "item").tolist() == [3, 0, 4]
-    assert idx._base == 5 and idx.ids() == [30, 10, 20, 5, 1000]
+    assert idx._low == 5 and idx._top == 1000 and idx._base <= 5
+    assert idx.ids() == [30, 10, 20, 5, 1000]
     # distinct ids (a merge) are numbered in the order given
     assert idx.codes(np.array([40, 7, 10])).tolist() == [5, 6, 1]
     idx.truncate(4)
@@ -231,12 +232,28 @@ def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
     more = (np.array([n_items + 5, 3]), np.array([0, 9]), np.array([1, 2]))
     np.testing.assert_array_equal(back.update(*more).table().codes,
                                   acc.update(*more).table().codes)
+    # the first batch spans nearly every id; later ones widen the range a little at
+    # both ends, which the map's room takes without a copy, and the item table and
+    # the id buffer, sized by the map at once, do not grow either
+    assert acc._items._low == 0 and acc._items._top == n_items + 5
+    first = fk.AgreementAccumulator()
+    inner = (item >= 10) & (item < n_items - 10)
+    first.update(item[inner][:20_000], rater[inner][:20_000], label[inner][:20_000])
+    dmap, table, ids = first._items._dmap, first._codes, first._items._ids_buf
+    assert len(dmap) >= 1.2 * (n_items - 20) and len(table) == len(ids) == len(dmap)
+    first.update(np.array([0, n_items - 1]), np.array([0, 0]), np.array([1, 1]))
+    assert first._items._dmap is dmap and first._codes is table
+    assert first._items._ids_buf is ids
+    # a pickle and a copy hold the rated part of the table, not its room
+    assert len(pickle.loads(pickle.dumps(first))._codes) == first.n_items
+    assert len(copy.deepcopy(first)._codes) == first.n_items
     # growing ids (files in item order) double the map: the range, not the capacity,
     # decides whether it stays direct
     idx = _IdIndex()
     for lo in range(0, 1 << 21, 1 << 17):
         idx.row_codes(np.arange(lo, lo + (1 << 17)), "item")
     assert idx._dmap is not None and len(idx) == 1 << 21
+    assert len(idx._dmap) <= 1 << 23  # doubling: at most 4 x the ids
 
 
 def test_duplicates_in_integer_arrays_leave_the_state_unchanged():
