@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 
 import numba
 import numpy as np
@@ -94,8 +95,22 @@ def is_ready(kernel, args: tuple) -> bool:
         return True
 
 
+def _twin_function(func, suffix: str):
+    """A copy of ``func`` (same code and globals) under the name ``name + suffix``.
+
+    numba names a kernel's cache files after its qualified name: the twin
+    caches apart from the original even though their code is the same.
+    """
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix,
+                              func.__defaults__, func.__closure__)
+    twin.__qualname__ = func.__qualname__ + suffix
+    twin.__module__ = func.__module__
+    twin.__doc__ = f":func:`{func.__name__}` on one thread: the same blocks, the same result."
+    return twin
+
+
 def jit(*, parallel: bool = False, fastmath: bool = False,
-        canonical: tuple[int, ...] = (), inline: bool = False):
+        canonical: tuple[int, ...] = (), inline: bool = False, serial_twin: bool = False):
     """Return a lazy ``numba.njit`` decorator with fastkappa's fixed options.
 
     Compiled kernels are cached on disk so a new process reuses them, in a
@@ -119,20 +134,29 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
     called from Python only takes: small ones are cast to int64 first
     (:func:`canonical_args`), so one compiled specialisation serves every
     integer label type.  Such a kernel is wrapped the same way.
+
+    ``serial_twin`` (parallel kernels): the wrapper's ``serial`` attribute is
+    the same function compiled without ``parallel``, where numba runs
+    ``prange`` as ``range``.  A driver whose ``prange`` runs fixed blocks of
+    replicates from per-block seeds then gives the same result on one thread,
+    without a second copy of its code.
     """
-    # cache=False: numba's own cache=True would write beside the source
-    decorate = numba.njit(
-        cache=False,
-        error_model="numpy",
-        nogil=True,
-        parallel=parallel,
-        fastmath=fastmath,
-        inline="always" if inline else "never",
-    )
+
+    def decorate(func, parallel=parallel):
+        # cache=False: numba's own cache=True would write beside the source
+        dispatcher = numba.njit(
+            cache=False,
+            error_model="numpy",
+            nogil=True,
+            parallel=parallel,
+            fastmath=fastmath,
+            inline="always" if inline else "never",
+        )(func)
+        _cache.enable(dispatcher)
+        return dispatcher
 
     def wrap(func):
         dispatcher = decorate(func)
-        _cache.enable(dispatcher)
         if not parallel and not canonical:
             return dispatcher
 
@@ -146,6 +170,10 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
 
         call.dispatcher = dispatcher
         call.parallel = parallel
+        if serial_twin and parallel and hasattr(dispatcher, "py_func"):
+            call.serial = decorate(_twin_function(func, "_serial"), parallel=False)
+        elif serial_twin and parallel:  # NUMBA_DISABLE_JIT: the plain function
+            call.serial = func
         return call
 
     return wrap

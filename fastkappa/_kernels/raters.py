@@ -221,7 +221,7 @@ def _grid_buffers(grid_key, grid_spec):
             np.empty((grid_spec[1], grid_spec[0]), dtype=np.int64))
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_type,
                             poisson, grid_key, grid_spec, n_units, n_rep, block_seeds):
     """Feature sums of ``n_rep`` item (or cluster) bootstrap replicates.
@@ -256,25 +256,7 @@ def _count_item_classes_serial(codes, k):
     return out
 
 
-@jit()
-def _bootstrap_type_moments_serial(type_counts, dense_of, dense, sp_idx, sp_val, n_feat,
-                                   unit_type, poisson, grid_key, grid_spec, n_units, n_rep,
-                                   block_seeds):
-    """:func:`_bootstrap_type_moments` with the same blocks run in order on one thread."""
-    n_types = type_counts.shape[0]
-    total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
-    draws = np.zeros(n_types, dtype=np.int64)
-    group_draws = np.zeros(dense.shape[0], dtype=np.int64)
-    gbuf, work, marg = _grid_buffers(grid_key, grid_spec)
-    state = np.empty(4, dtype=np.uint64)
-    for b in range(n_blocks):
-        _rng_init(block_seeds[b], state)
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
-                       dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
-                       marg, state, out)
-    return out
+_bootstrap_type_moments_serial = _bootstrap_type_moments.serial
 
 
 # --------------------------------------------------------------------------- numeric input

@@ -28,9 +28,10 @@ Replicates are split into ``len(block_seeds)`` fixed blocks.  Each block
 seeds a generator of its own (xoshiro256+, ``_kernels.sampling``) at its start
 and draws all of its replicates inside one ``prange`` iteration, so the result
 does not depend on the number of threads or on which thread runs a block.
-The ``*_block`` functions hold one block's work; ``*_serial`` drivers run the
-same blocks in order on one thread and give identical results (cheaper than
-a parallel launch for small jobs).
+The ``*_block`` functions hold one block's work; each driver's ``*_serial``
+twin is the same function compiled without ``parallel`` (``jit(...,
+serial_twin=True)``), which runs the same blocks in order on one thread and
+gives identical results (cheaper than a parallel launch for small jobs).
 
 Building blocks for other statistics (e.g. a paired comparison of several
 models): the draws of ``_kernels.sampling``, :func:`_kappas_from_joint` (the M
@@ -127,7 +128,7 @@ def _types_block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, ce
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_kappa_types(type_counts, type_ptr, type_cell, type_val, n_units, cell_t,
                            cell_p, k, wmat, n_rep, block_seeds):
     """Bootstrap kappas by a multinomial draw over unit types: (n_rep, M).
@@ -146,19 +147,7 @@ def _bootstrap_kappa_types(type_counts, type_ptr, type_cell, type_val, n_units, 
     return out
 
 
-@jit()
-def _bootstrap_kappa_types_serial(type_counts, type_ptr, type_cell, type_val, n_units,
-                                  cell_t, cell_p, k, wmat, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_types` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _types_block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
-                     wmat, block_seeds[b], lo, hi, out)
-    return out
+_bootstrap_kappa_types_serial = _bootstrap_kappa_types.serial
 
 
 @jit()
@@ -189,7 +178,7 @@ def _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wm
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k,
                            wmat, n_rep, block_seeds):
     """Bootstrap kappas by drawing unit indices with replacement: (n_rep, M).
@@ -209,19 +198,7 @@ def _bootstrap_kappa_units(unit_type, type_ptr, type_cell, type_val, cell_t, cel
     return out
 
 
-@jit()
-def _bootstrap_kappa_units_serial(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p,
-                                  k, wmat, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_units` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _units_block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat,
-                     block_seeds[b], lo, hi, out)
-    return out
+_bootstrap_kappa_units_serial = _bootstrap_kappa_units.serial
 
 
 # --------------------------------------------------------------------------- jackknife
@@ -413,7 +390,7 @@ def _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind
         _kappas_of_cells(drawn, ta, tb, tw, k, wmat, wkind, r, c, out[rep])
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_kappa_cells(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind,
                            n_rep, block_seeds):
     """Bootstrap kappas of iid rows over the occupied cells only: (n_rep, M).
@@ -432,19 +409,7 @@ def _bootstrap_kappa_cells(type_counts, type_cell, n_units, cell_t, cell_p, k, w
     return out
 
 
-@jit()
-def _bootstrap_kappa_cells_serial(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat,
-                                  wkind, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_cells` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _cells_block(type_counts, type_cell, n_units, cell_t, cell_p, k, wmat, wkind,
-                     block_seeds[b], lo, hi, out)
-    return out
+_bootstrap_kappa_cells_serial = _bootstrap_kappa_cells.serial
 
 
 @jit()
@@ -464,7 +429,7 @@ def _cells_poisson_block(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob, 
         _kappas_of_cells(drawn, ta, tb, tw, k, wmat, wkind, r, c, out[rep])
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
                                    cell_alias, n_units, type_cell, cell_t, cell_p, k, wmat,
                                    wkind, n_rep, block_seeds):
@@ -486,21 +451,7 @@ def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, prob, alias, c
     return out
 
 
-@jit()
-def _bootstrap_kappa_cells_poisson_serial(tab_of, tables_lo, tables_ptr, prob, alias,
-                                          cell_prob, cell_alias, n_units, type_cell, cell_t,
-                                          cell_p, k, wmat, wkind, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_cells_poisson` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _cells_poisson_block(tab_of, tables_lo, tables_ptr, prob, alias, cell_prob,
-                             cell_alias, n_units, type_cell, cell_t, cell_p, k, wmat, wkind,
-                             block_seeds[b], lo, hi, out)
-    return out
+_bootstrap_kappa_cells_poisson_serial = _bootstrap_kappa_cells_poisson.serial
 
 
 # --------------------------------------------------------------------------- many joint rows
@@ -568,7 +519,7 @@ def _rows_tables_block(row_cells, row_w, chunk, k, wmat, seed, lo, hi, out):
             out[rep, m] = res[0]
 
 
-@jit(parallel=True)
+@jit(parallel=True, serial_twin=True)
 def _bootstrap_kappa_row_tables(row_cells, row_w, chunk, k, wmat, n_rep, block_seeds):
     """Paired bootstrap kappas by drawing rows into per-model tables: (n_rep, M).
 
@@ -587,14 +538,4 @@ def _bootstrap_kappa_row_tables(row_cells, row_w, chunk, k, wmat, n_rep, block_s
     return out
 
 
-@jit()
-def _bootstrap_kappa_row_tables_serial(row_cells, row_w, chunk, k, wmat, n_rep, block_seeds):
-    """:func:`_bootstrap_kappa_row_tables` on one thread (same blocks, same result)."""
-    out = np.empty((n_rep, row_cells.shape[1]), dtype=np.float64)
-    n_blocks = block_seeds.shape[0]
-    step = (n_rep + n_blocks - 1) // n_blocks
-    for b in range(n_blocks):
-        lo = min(n_rep, b * step)
-        hi = min(n_rep, lo + step)
-        _rows_tables_block(row_cells, row_w, chunk, k, wmat, block_seeds[b], lo, hi, out)
-    return out
+_bootstrap_kappa_row_tables_serial = _bootstrap_kappa_row_tables.serial
