@@ -545,30 +545,28 @@ def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
     return out
 
 
-def _types_blocks(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
-                  wmat, n_rep, seeds) -> np.ndarray:
-    """``_bootstrap_kappa_types_serial`` as a Python loop over its blocks."""
-    block = _kernels()._types_block
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    step = -(-n_rep // len(seeds))
-    for b in range(len(seeds)):
-        lo = min(n_rep, b * step)
-        block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k, wmat,
-              seeds[b], lo, min(n_rep, lo + step), out)
-    return out
+def _blocks_from_python(block_name: str):
+    """A driver's serial twin as a Python loop over its blocks (the same blocks,
+    the same result), for drivers taking ``(*lead, n_rep, seeds)`` whose block
+    takes ``(*lead, seed, lo, hi, out)`` and whose ``lead[-3]`` is ``cell_p``
+    (one column per model in the output)."""
+
+    def run(*args) -> np.ndarray:
+        *lead, n_rep, seeds = args
+        block = getattr(_kernels(), block_name)
+        out = np.empty((n_rep, lead[-3].shape[1]), dtype=np.float64)
+        step = -(-n_rep // len(seeds))
+        for b in range(len(seeds)):
+            lo = min(n_rep, b * step)
+            block(*lead, seeds[b], lo, min(n_rep, lo + step), out)
+        return out
+
+    return run
 
 
-def _units_blocks(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, n_rep,
-                  seeds) -> np.ndarray:
-    """``_bootstrap_kappa_units_serial`` as a Python loop over its blocks."""
-    block = _kernels()._units_block
-    out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)
-    step = -(-n_rep // len(seeds))
-    for b in range(len(seeds)):
-        lo = min(n_rep, b * step)
-        block(unit_type, type_ptr, type_cell, type_val, cell_t, cell_p, k, wmat, seeds[b],
-              lo, min(n_rep, lo + step), out)
-    return out
+#: ``_bootstrap_kappa_types_serial`` and ``_bootstrap_kappa_units_serial`` as Python loops
+_types_blocks = _blocks_from_python("_types_block")
+_units_blocks = _blocks_from_python("_units_block")
 
 
 def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
