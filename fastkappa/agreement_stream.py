@@ -138,10 +138,6 @@ class _IdIndex:
             dmap[self._by_code - self._base] = np.arange(1, len(self._by_code) + 1)
             self._dmap = dmap
 
-    def capacity(self) -> int:
-        """Direct mode: the most ids the map holds before it grows; else 0."""
-        return len(self._dmap) if self._dmap is not None else 0
-
     def ids(self) -> list:
         return list(self._dict) if self._dict is not None else self._by_code.tolist()
 
@@ -396,15 +392,15 @@ class AgreementAccumulator:
             dtype = np.dtype(np.int32)
         if n_items <= rows and n_raters <= cols and dtype == self._codes.dtype:
             return
-        # zeroed memory: the pages beyond the copied part are touched only when used,
-        # so room for every item id of a direct map's range costs nothing up front
-        # and spares the copies of doubling
-        more = n_items > rows
-        new = np.zeros((max(n_items, 2 * rows if more else rows, 16,
-                            self._items.capacity() if more else 0),
+        # zeroed memory: the pages beyond the copied part are touched only when used.
+        # Rows double (items numbered in order of arrival fill them from the top), and
+        # only the part that can hold ratings is copied: rows of items and columns of
+        # raters known before this chunk (the rest is zero)
+        new = np.zeros((max(n_items, 2 * rows if n_items > rows else rows, 16),
                         max(n_raters, 2 * cols if n_raters > cols else cols, 4)),
                        dtype=dtype)
-        new[:rows, :cols] = self._codes
+        used_rows, used_cols = min(rows, n_items), min(cols, n_raters)
+        new[:used_rows, :used_cols] = self._codes[:used_rows, :used_cols]
         self._codes = new
 
     # ----------------------------------------------------------------- update
@@ -464,7 +460,7 @@ class AgreementAccumulator:
             gi = self._items.row_codes(item, "item")
             gr = self._raters.row_codes(rater, "rater")
             self._write(gi, gr, slots)
-        except ValueError:
+        except BaseException:  # a bad chunk, or no memory for the table: as before
             self._restore(snapshot)
             raise
         return self
@@ -521,7 +517,7 @@ class AgreementAccumulator:
             gi = self._items.codes(_id_array(other._items))[ii]
             gr = self._raters.codes(_id_array(other._raters))[gg]
             self._write(gi, gr, vals.astype(np.int32))
-        except ValueError:
+        except BaseException:  # a bad chunk, or no memory for the table: as before
             self._restore(snapshot)
             raise
         return self

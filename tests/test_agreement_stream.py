@@ -233,17 +233,18 @@ def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
     np.testing.assert_array_equal(back.update(*more).table().codes,
                                   acc.update(*more).table().codes)
     # the first batch spans nearly every id; later ones widen the range a little at
-    # both ends, which the map's room takes without a copy, and the item table and
-    # the id buffer, sized by the map at once, do not grow either
+    # both ends, which the map's room takes without a copy, and the id buffer, sized
+    # by the map at once, does not grow either
     assert acc._items._low == 0 and acc._items._top == n_items + 5
     first = fk.AgreementAccumulator()
     inner = (item >= 10) & (item < n_items - 10)
     first.update(item[inner][:20_000], rater[inner][:20_000], label[inner][:20_000])
-    dmap, table, ids = first._items._dmap, first._codes, first._items._ids_buf
-    assert len(dmap) >= 1.2 * (n_items - 20) and len(table) == len(ids) == len(dmap)
+    dmap, ids = first._items._dmap, first._items._ids_buf
+    assert len(dmap) >= 1.2 * (n_items - 20) and len(ids) == len(dmap)
     first.update(np.array([0, n_items - 1]), np.array([0, 0]), np.array([1, 1]))
-    assert first._items._dmap is dmap and first._codes is table
-    assert first._items._ids_buf is ids
+    assert first._items._dmap is dmap and first._items._ids_buf is ids
+    # the items x raters table follows the items seen, not the id range
+    assert len(first._codes) <= 2 * first.n_items
     # a pickle and a copy hold the rated part of the table, not its room
     assert len(pickle.loads(pickle.dumps(first))._codes) == first.n_items
     assert len(copy.deepcopy(first)._codes) == first.n_items
@@ -254,6 +255,39 @@ def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
         idx.row_codes(np.arange(lo, lo + (1 << 17)), "item")
     assert idx._dmap is not None and len(idx) == 1 << 21
     assert len(idx._dmap) <= 1 << 23  # doubling: at most 4 x the ids
+
+
+def test_sparse_item_ids_keep_the_table_small():
+    """Two items at the ends of a 1e7-wide id range, raters arriving one at a time:
+    the table holds a row per item, not per id of the range (it used to follow the
+    id map's capacity, 1.5 GB here), and running out of memory for it leaves the
+    accumulator as it was."""
+    acc = fk.AgreementAccumulator()
+    for r in range(65):
+        acc.update(np.array([0, 9_999_999]), np.array([r, r]), np.array([r % 3, 1]))
+    assert acc.n_items == 2 and acc.n_raters == 65 and acc.n_ratings == 130
+    assert acc._codes.shape[0] <= 16 and acc._codes.nbytes < 1 << 16
+    want = fk.agreement(item=np.tile([0, 9_999_999], 65), rater=np.repeat(np.arange(65), 2),
+                        label=np.column_stack([np.arange(65) % 3, np.ones(65, int)]).ravel())
+    for a, b in zip(acc.compute(), want, strict=True):
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-14, nan_ok=True)
+
+
+def test_a_failed_allocation_leaves_the_state_unchanged(monkeypatch):
+    acc = fk.AgreementAccumulator().update(np.array([0, 1]), np.array([0, 0]), np.array([1, 1]))
+    before = acc.table().codes.copy()
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("no memory for the table")
+
+    monkeypatch.setattr(acc, "_grow", no_memory)
+    with pytest.raises(MemoryError):
+        acc.update(np.array([2, 3]), np.array([5, 6]), np.array([0, 1]))
+    monkeypatch.undo()
+    assert (acc.n_items, acc.n_raters, acc.n_ratings) == (2, 1, 2)
+    np.testing.assert_array_equal(acc.table().codes, before)
+    acc.update(np.array([2, 3]), np.array([5, 6]), np.array([0, 1]))
+    assert (acc.n_items, acc.n_raters, acc.n_ratings) == (4, 3, 4)
 
 
 def test_duplicates_in_integer_arrays_leave_the_state_unchanged():
