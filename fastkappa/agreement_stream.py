@@ -336,6 +336,9 @@ class AgreementAccumulator:
     0.4545
     """
 
+    #: accumulators pickled before the -1 marker existed hold none
+    _missing_pairs = False
+
     def __init__(self, *, labels: ArrayLike | None = None, n_classes: int | None = None,
                  missing: Any = None) -> None:
         declared, kind = _check_labels(labels, n_classes)
@@ -351,7 +354,9 @@ class AgreementAccumulator:
         self._items = _IdIndex()
         self._raters = _IdIndex(ascending=True)
         self._values: dict = {}   # label value -> provisional code (undeclared classes)
-        self._codes = np.zeros((0, 0), dtype=np.int8)  # class code + 1; 0: no rating
+        # class code + 1; -1: a pair seen with a missing label; 0: no row of the pair
+        self._codes = np.zeros((0, 0), dtype=np.int8)
+        self._missing_pairs = False  # whether the table holds a -1
         self._n_ratings = 0
         return self
 
@@ -488,7 +493,10 @@ class AgreementAccumulator:
                 f"{dup} (item, rater) pairs were rated more than once (within this batch "
                 "or across batches); each rater rates an item at most once. Remove or "
                 "aggregate the duplicate rows first.")
-        self._n_ratings += int(np.count_nonzero(slots >= 0))
+        rated = int(np.count_nonzero(slots >= 0))
+        self._n_ratings += rated
+        if rated < len(slots):  # the table holds -1 for those pairs
+            self._missing_pairs = True
 
     def merge(self, other: AgreementAccumulator) -> AgreementAccumulator:
         """Add another accumulator's ratings in place (same options); returns self."""
@@ -501,7 +509,7 @@ class AgreementAccumulator:
             raise ValueError("accumulators with different `labels`, `n_classes` or `missing` "
                              "cannot be merged.")
         stored = other._codes[:other.n_items, :other.n_raters]
-        ii, gg = np.nonzero(stored)
+        ii, gg = np.nonzero(stored)  # -1 (missing label) comes as the slot -2: no rating
         vals = stored[ii, gg] - 1
         snapshot = self._snapshot()
         try:
@@ -513,7 +521,9 @@ class AgreementAccumulator:
                 if self._kind is None:
                     self._kind = other._kind
                 remap = _dict_codes(list(other._values), self._values).astype(np.int32)
-                vals = remap[vals] if len(vals) else vals
+                rated = vals >= 0  # the others stay missing labels
+                vals = vals.astype(np.int32)
+                vals[rated] = remap[vals[rated]]
             gi = self._items.codes(_id_array(other._items))[ii]
             gr = self._raters.codes(_id_array(other._raters))[gg]
             self._write(gi, gr, vals.astype(np.int32))
@@ -532,6 +542,8 @@ class AgreementAccumulator:
         if not len(self._items):
             raise ValueError("the accumulator is empty; call update() with ratings first.")
         stored = self._codes[:self.n_items, :self.n_raters]  # class code + 1; 0: none
+        if self._missing_pairs:  # -1: a pair seen with a missing label, no rating either
+            stored = np.maximum(stored, 0)
         rank = None
         if self._declared is not None:
             classes, ordered = np.asarray(self._declared), True

@@ -215,7 +215,7 @@ def test_write_ratings_writes_all_or_nothing():
     np.testing.assert_array_equal(codes, before)
     assert kern._write_ratings(codes, np.array([1, 2]), np.array([1, 0]),
                                np.array([2, -1], np.int32)) == 0
-    assert codes[1, 1] == 3 and codes[2, 0] == 0
+    assert codes[1, 1] == 3 and codes[2, 0] == -1  # -1: seen with a missing label
 
 
 def test_write_ratings_missing_label_then_duplicate():
@@ -224,6 +224,13 @@ def test_write_ratings_missing_label_then_duplicate():
     assert kern._write_ratings(codes, np.array([0, 0]), np.array([1, 1]),
                                np.array([-1, 1], np.int32)) == 1
     assert (codes == 0).all()
+    # and in a later batch too: the pair keeps its -1
+    assert kern._write_ratings(codes, np.array([0]), np.array([1]),
+                               np.array([-1], np.int32)) == 0
+    assert codes[0, 1] == -1
+    assert kern._write_ratings(codes, np.array([1, 0]), np.array([0, 1]),
+                               np.array([0, 1], np.int32)) == 1
+    assert codes[0, 1] == -1 and codes[1, 0] == 0
 
 
 def test_direct_codes_number_new_ids_in_order_of_first_appearance():

@@ -257,6 +257,44 @@ def test_a_shuffled_first_batch_keeps_the_direct_map(rng):
     assert len(idx._dmap) <= 1 << 23  # doubling: at most 4 x the ids
 
 
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_pair_seen_with_a_missing_label_is_a_duplicate_across_chunks(declared):
+    """As for the one-shot functions (and within one chunk): a rater's second row for
+    an item is a duplicate even when the first one's label was missing, in a later
+    chunk and through merge; the missing label itself is no rating."""
+    item, rater = np.repeat([1, 2, 3, 4], 2), np.tile([0, 1], 4)
+    label = np.array([0.0, np.nan, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="more than once"):
+        fk.agreement(item=np.r_[item, 1], rater=np.r_[rater, 1], label=np.r_[label, 0.0])
+    opts = {"n_classes": 2} if declared else {}
+    acc = fk.AgreementAccumulator(**opts).update(item, rater, label)
+    assert acc.n_ratings == 7
+    with pytest.raises(ValueError, match="more than once"):
+        acc.update(np.array([1]), np.array([1]), np.array([0.0]))
+    assert acc.n_ratings == 7
+    other = fk.AgreementAccumulator(**opts).update(np.array([1]), np.array([1]),
+                                                  np.array([0.0]))
+    with pytest.raises(ValueError, match="more than once"):
+        copy.deepcopy(acc).merge(other)
+    merged = fk.AgreementAccumulator(**opts).merge(acc)  # the marker travels with merge
+    with pytest.raises(ValueError, match="more than once"):
+        merged.merge(other)
+    want = fk.agreement(item=item, rater=rater, label=label)
+    for got in (acc, merged, pickle.loads(pickle.dumps(acc))):
+        assert got.n_ratings == 7 and got.n_items == 4
+        for a, b in zip(got.compute(), want, strict=True):
+            assert a.estimate == pytest.approx(b.estimate, abs=1e-14, nan_ok=True)
+    acc.update(np.array([5, 5]), np.array([0, 1]), np.array([1.0, 1.0]))
+    assert acc.n_ratings == 9
+    # an accumulator whose every label is missing merges its pairs, no class
+    blank = fk.AgreementAccumulator(**opts).update(np.array([6]), np.array([0]),
+                                                  np.array([np.nan]))
+    acc.merge(blank)
+    assert acc.n_items == 6 and acc.n_ratings == 9
+    with pytest.raises(ValueError, match="more than once"):
+        acc.update(np.array([6]), np.array([0]), np.array([1.0]))
+
+
 def test_sparse_item_ids_keep_the_table_small():
     """Two items at the ends of a 1e7-wide id range, raters arriving one at a time:
     the table holds a row per item, not per id of the range (it used to follow the

@@ -509,19 +509,18 @@ def _cluster_features(cluster, item_type, features, n_clusters):
 
 @jit()
 def _write_ratings(codes, item, rater, slots):
-    """Write ``slots + 1`` at ``codes[item, rater]`` unless a pair is already rated.
+    """Write ``slots + 1`` at ``codes[item, rater]`` unless a pair is already there.
 
-    ``codes`` holds class code + 1, and 0 where no rating is stored (so that a
-    grown table is zeroed memory).  Returns the number of (item, rater) pairs
-    rated before or twice in this batch; when it is not 0 nothing is written
-    (the table is left as it was).  One pass writes; ``-1`` holds a missing
-    label's pair until the end of the batch, so that a second row of that
-    pair counts too.
+    ``codes`` holds class code + 1, ``-1`` for a pair seen with a missing
+    label, and 0 where no row of the pair came yet (so that a grown table is
+    zeroed memory).  A pair seen before, with a label or without, is a
+    duplicate, as it is for the one-shot functions.  Returns the number of
+    (item, rater) pairs seen before or twice in this batch; when it is not 0
+    nothing is written (the table is left as it was).
     """
     n = item.shape[0]
     dup = 0
     wrote = np.zeros(n, dtype=np.bool_)
-    n_missing = 0
     for j in range(n):
         i = item[j]
         r = rater[j]
@@ -529,14 +528,11 @@ def _write_ratings(codes, item, rater, slots):
             dup += 1
         else:
             s = slots[j] + 1
-            if s <= 0:
-                s = -1
-                n_missing += 1
-            codes[i, r] = s
+            codes[i, r] = s if s > 0 else -1
             wrote[j] = True
-    if dup != 0 or n_missing != 0:
+    if dup != 0:
         for j in range(n):
-            if wrote[j] and (dup != 0 or slots[j] < 0):
+            if wrote[j]:
                 codes[item[j], rater[j]] = 0
     return dup
 
