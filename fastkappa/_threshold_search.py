@@ -238,7 +238,14 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
         offsets = np.concatenate(([0], np.cumsum(keep)))[offsets]
         s_part = s_part[keep]
         sw_part = sw_part[keep] if len(sw_part) else sw_part
-    g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w)
+    g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w, True)
+    cap = _gap_steps(lo, hi, k)
+    if np.any(cap < k - 1):
+        # scores a few floats apart limit the class step between them; a run merged
+        # into one block may then need a step inside it: one block per score
+        g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w,
+                                                         False)
+        cap = _gap_steps(lo, hi, k)
     present = np.flatnonzero(r > 0)
     if len(present) < 2:
         what = (f"a single class with positive weight ({prob.classes[present].tolist()[0]!r})"
@@ -249,7 +256,7 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
             "classes in `y_true`.")
     v = (r @ prob.w) / r.sum()
     assign = np.empty(len(h), dtype=np.int16)
-    a, b, n_iter = _dinkelbach(kern, g, h, v, r, MAX_ITER, assign)
+    a, b, n_iter = _dinkelbach(kern, g, h, v, r, MAX_ITER, assign, cap)
     starts = np.searchsorted(assign, np.arange(1, k), side="left")
     cuts = _place_cuts(starts, lo, hi, n_distinct)
     return _Solution(thresholds=cuts, observed=float(a), expected=float(b),
@@ -267,8 +274,29 @@ def _ratio_terms(g: np.ndarray, h: np.ndarray, v: np.ndarray, assign: np.ndarray
     return float(a), float(b)
 
 
+def _float_keys(x: np.ndarray) -> np.ndarray:
+    """int64 keys in the order of the floats ``x`` (``-0.0`` and ``0.0`` alike), so that
+    ``keys(c) - keys(a)`` counts the floats in ``(a, c]``."""
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, -(bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)), bits)
+
+
+def _gap_steps(lo: np.ndarray, hi: np.ndarray, k: int) -> np.ndarray:
+    """The largest class step each block can take from the one before (int64, K - 1
+    when any): its cut points are distinct floats in ``(hi[b - 1], lo[b]]``, so a
+    gap of fewer than K - 1 floats between two distinct scores holds fewer cuts."""
+    cap = np.full(len(lo), k - 1, dtype=np.int64)
+    if len(lo) > 1:
+        with np.errstate(over="ignore"):
+            span = _float_keys(lo[1:]) - _float_keys(hi[:-1])  # >= 1; wraps below 0 if huge
+        narrow = (span > 0) & (span < k - 1)
+        cap[1:][narrow] = span[narrow]
+    return cap
+
+
 def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray,
-                max_iter: int, assign: np.ndarray) -> tuple[float, float, int]:
+                max_iter: int, assign: np.ndarray, cap: np.ndarray
+                ) -> tuple[float, float, int]:
     """Minimise ``A / B`` over monotone assignments (module docstring of
     ``fastkappa._kernels.thresholds``); each step is one dynamic programme.
 
@@ -279,13 +307,18 @@ def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray
     ``(A, B, n_iter)``.  ``lam`` decreases strictly at every accepted step;
     the loop stops when the programme finds nothing strictly better (then
     ``lam`` is optimal) or after ``max_iter`` programmes.  An assignment with
-    ``B <= 0`` (kappa undefined) is never accepted.
+    ``B <= 0`` (kappa undefined) is never accepted.  ``cap``: the largest class
+    step into each block (:func:`_gap_steps`); the start keeps to it too.
     """
     k = g.shape[1]
     # cumulative sums add one term after the other, as a loop over the blocks would
     before = np.concatenate(([0.0], np.cumsum(h)[:-1]))
     mid = before + 0.5 * h
-    assign[:] = np.searchsorted(np.cumsum(r)[:k - 1], mid, side="right")
+    start = np.searchsorted(np.cumsum(r)[:k - 1], mid, side="right")
+    if np.any(cap[1:] < k - 1):  # y[b] = min(x[b], y[b - 1] + cap[b]), cap[0] = 0
+        reach = np.cumsum(np.concatenate(([0], cap[1:])))
+        start = np.minimum.accumulate(start - reach) + reach
+    assign[:] = start
     a0, b0 = _ratio_terms(g, h, v, assign)
     have = b0 > 0
     lam = a0 / b0 if have else 1.0  # any single class with B > 0 has ratio 1 (kappa 0)
@@ -294,7 +327,7 @@ def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        a, b, _ = kern._dp(g, h, v, lam, no_choice, assign)
+        a, b, _ = kern._dp(g, h, v, lam, cap, no_choice, assign)
         if b > 0 and a / b < lam:
             best_lam_from = lam
             lam = a / b
@@ -302,7 +335,7 @@ def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray
         else:
             break
     if best_lam_from is not None:  # the minimiser, traced back into `assign`
-        kern._dp(g, h, v, best_lam_from, np.empty((len(h), k), dtype=np.int16), assign)
+        kern._dp(g, h, v, best_lam_from, cap, np.empty((len(h), k), dtype=np.int16), assign)
     elif not have:
         # nothing with B > 0 found: every block in the class with the largest v
         # (ratio 1, kappa 0, whenever that v is positive)
@@ -336,7 +369,16 @@ def _place_cuts(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray,
             a, c = u1, u1 + step  # cuts > the highest score: empty classes above
         else:
             a, c = float(hi[b - 1]), float(lo[b])
+        # a gap of a few ulps between two scores: the m floats just above a
+        # (:func:`_gap_steps` left room for them); interpolating could round
+        # two cuts onto one float there
+        narrow = 0 < b < nb and int(np.diff(_float_keys(np.array([a, c])))[0]) < 4 * m
+        x = a
         for i in range(m):
+            if narrow:
+                x = np.nextafter(x, np.inf)
+                cuts[j + i] = x
+                continue
             f = (i + 1) / (m + 1)
             x = a * (1.0 - f) + c * f
             if b > 0 and x <= a:

@@ -112,6 +112,10 @@ def optimize_thresholds(
       strictly increasing: several cut points in one gap are spread evenly
       inside it; below the lowest (above the highest) score they are spread
       over one mean gap beyond it (a single one sits half a mean gap away).
+    - Two distinct scores only a few floats apart leave room for only that
+      many cut points between them (the floats in the gap), so the classes
+      can step only that far there; the optimum is taken over the cut points
+      that fit, and such cut points are the consecutive floats of the gap.
     - Constant scores carry no information: every row gets the class that
       holds the (weighted) median of ``y_true`` and kappa is 0.
     - ``y_true`` must hold at least two classes with positive weight;

@@ -250,6 +250,35 @@ def brute_force(t, s, k, weights=None, sw=None):
     return best, arg
 
 
+def brute_force_cuts(t, s, k, weights=None, sw=None):
+    """:func:`brute_force` over the assignments that strictly increasing float cut
+    points can give: the cuts between two distinct scores a < c are distinct
+    floats in (a, c], so a gap of a few ulps holds only a few of them."""
+    u, inv = np.unique(s, return_inverse=True)
+    d = len(u)
+    room = [None] + [_floats_between(u[i - 1], u[i]) for i in range(1, d)]
+    best = -np.inf
+    for cuts in itertools.combinations_with_replacement(range(d + 1), k - 1):
+        if any(0 < p < d and cuts.count(p) > room[p] for p in set(cuts)):
+            continue
+        cls = np.searchsorted(np.asarray(cuts), np.arange(d), side="right")
+        kap = kappa_ref(t, cls[inv], k, weights, sw)
+        if not np.isnan(kap):
+            best = max(best, kap)
+    return best
+
+
+def _floats_between(a: float, c: float, most: int = 64) -> int:
+    """How many floats lie in (a, c] (counted up to ``most``)."""
+    n, x = 0, a
+    while n < most:
+        x = np.nextafter(x, np.inf)
+        if x > c:
+            break
+        n += 1
+    return n
+
+
 def fce_variances_exact(table, weights=None):
     """Fleiss-Cohen-Everitt (1969) variances of kappa, exactly, as Fractions.
 

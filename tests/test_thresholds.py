@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from naive import brute_force, kappa_ref
+from naive import brute_force, brute_force_cuts, kappa_ref
 
 import fastkappa as fk
 
@@ -659,7 +659,36 @@ def test_partition_and_start_equal_plain_loops(seed, n, k, whole):
     g = rng.random((n, k))
     v = rng.random(k) + 0.1  # B > 0 for every assignment: the start is kept
     assign = np.empty(n, dtype=np.int16)
-    a, b, n_iter = _dinkelbach(threshold_kernels(), g, h, v, r, 0, assign)
+    a, b, n_iter = _dinkelbach(threshold_kernels(), g, h, v, r, 0, assign, np.full(n, k - 1))
     assert n_iter == 0 and assign.tolist() == want
     assert a == pytest.approx(g[np.arange(n), want].sum(), rel=1e-12)
     assert b == pytest.approx((h * v[want]).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_scores_a_few_floats_apart_get_the_best_cut_points_that_fit(seed):
+    """Between two distinct scores only a few floats apart, strictly increasing cut
+    points have room for a few classes only.  The search keeps to that room: the
+    cut points returned give the best kappa that any such cut points give (brute
+    force), and the kappa reported is the one they give."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(3, 6))
+    n = int(rng.integers(4, 9))
+    base = float(rng.choice([1.0, 1e6, -3.5, 2.0 ** -1060, 7.25e300]))
+    offsets = rng.integers(0, 6, n)  # each score a few floats above base
+    s = np.array([base] * n)
+    for i, m in enumerate(offsets):
+        for _ in range(m):
+            s[i] = np.nextafter(s[i], np.inf)
+    t = rng.integers(0, k, n)
+    t[:2] = [0, k - 1]  # two classes at least
+    weights = [None, "linear", "quadratic"][seed % 3]
+    sw = rng.random(n) + 0.1 if seed % 4 == 0 else None
+    cuts = fk.optimize_thresholds(t, s, n_classes=k, weights=weights, sample_weight=sw)
+    assert np.all(np.diff(cuts) > 0)
+    pred = fk.apply_thresholds(s, cuts)
+    got = kappa_ref(t, pred, k, weights, sw)
+    assert got == pytest.approx(brute_force_cuts(t, s, k, weights, sw), abs=1e-12)
+    if weights == "quadratic" and sw is None:
+        fitted = fk.ThresholdOptimizer(n_classes=k).fit(t, s)
+        assert fitted.qwk_ == pytest.approx(got, abs=1e-12)

@@ -39,8 +39,12 @@ from ._jit import jit
 
 
 @jit()
-def _merge_blocks(s_part, offsets, sw_part, w):
+def _merge_blocks(s_part, offsets, sw_part, w, merge):
     """K-way merge of the sorted class segments into cost blocks.
+
+    ``merge`` False: every distinct score is a block of its own (the search
+    needs that when two scores are only a few floats apart, see
+    ``fastkappa._threshold_search._gap_steps``).
 
     ``sw_part`` holds the sample weights in ``s_part`` order (empty: all 1).
     Returns ``(g, h, lo, hi, r, n_distinct)``: per block the (K,) cost row
@@ -102,7 +106,7 @@ def _merge_blocks(s_part, offsets, sw_part, w):
                     p += 1
                 n_distinct += 1
                 if ws > 0:
-                    if nb > 0 and (bclass == i or bclass == -1):
+                    if merge and nb > 0 and (bclass == i or bclass == -1):
                         b = nb - 1
                     else:
                         b = nb
@@ -116,9 +120,9 @@ def _merge_blocks(s_part, offsets, sw_part, w):
                     r[i] += ws
                     for j in range(k):
                         g[b, j] += ws * w[i, j]
-                elif nb == 0:
-                    b = 0
-                    nb = 1
+                elif nb == 0 or not merge:
+                    b = nb
+                    nb += 1
                     for j in range(k):
                         g[b, j] = 0.0
                     h[b] = 0.0
@@ -151,7 +155,8 @@ def _merge_blocks(s_part, offsets, sw_part, w):
                 vh += ws
                 r[i] += ws
         vclass = -1 if n_cls == 0 else (cls[0] if n_cls == 1 else -3)
-        if nb > 0 and (vclass == -1 or (vclass >= 0 and (bclass == vclass or bclass == -1))):
+        if merge and nb > 0 and (vclass == -1 or (vclass >= 0 and (bclass == vclass
+                                                                  or bclass == -1))):
             b = nb - 1  # the score joins the open block
             if vclass >= 0:
                 bclass = vclass
@@ -174,13 +179,18 @@ def _merge_blocks(s_part, offsets, sw_part, w):
 
 
 @jit()
-def _dp(g, h, v, lam, choice, assign):
+def _dp(g, h, v, lam, cap, choice, assign):
     """Minimise ``A - lam * B`` over monotone assignments.
 
     Returns ``(A, B, j)``: the minimiser's terms and the class of its last
     block.  Each state carries the ``A`` and ``B`` of its best path, so no
     table is needed for the value: ``O(B K)`` time, ``O(K)`` memory.  Ties go
     to the smallest class.
+
+    ``cap[d]`` bounds the class step from block ``d - 1`` to block ``d``: the
+    cut points between them must be distinct floats in ``(hi[d - 1], lo[d]]``,
+    and a gap of a few ulps holds only a few (``cap[d] >= K - 1``, any step,
+    on any data but that).
 
     When ``choice`` has a row per block (``(n_blocks, K)`` int16; ``(0, K)``
     to skip it) the programme records instead, for each block and class, the
@@ -197,6 +207,7 @@ def _dp(g, h, v, lam, choice, assign):
     cost = np.empty(k, dtype=np.float64)
     pa = np.empty(k, dtype=np.float64)
     pb = np.empty(k, dtype=np.float64)
+    prev = np.empty((3, k), dtype=np.float64)  # the last block's states (narrow gaps)
     for j in range(k):
         hb = h[0] * v[j]
         cost[j] = g[0, j] - lam * hb
@@ -209,6 +220,27 @@ def _dp(g, h, v, lam, choice, assign):
         ba = 0.0
         bb = 0.0
         hd = h[d]
+        c = cap[d]
+        if c < k - 1:  # a narrow gap: the previous class is one of j - c .. j
+            for j in range(k):
+                prev[0, j] = cost[j]
+                prev[1, j] = pa[j]
+                prev[2, j] = pb[j]
+            for j in range(k):
+                best = np.inf
+                arg = j
+                for i in range(max(0, j - c), j + 1):
+                    if prev[0, i] < best:
+                        best = prev[0, i]
+                        arg = i
+                gj = g[d, j]
+                hb = hd * v[j]
+                cost[j] = best + gj - lam * hb
+                if record:
+                    choice[d, j] = arg
+                pa[j] = prev[1, arg] + gj
+                pb[j] = prev[2, arg] + hb
+            continue
         if record:  # the same costs, without the path sums (the caller traces back)
             arg = 0
             for j in range(k):
