@@ -408,7 +408,7 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
     if isinstance(lab, MatrixColumn):
         raise ValueError("`label` must be 1-D, one label per row.")
     n = _length(lab)
-    items, _ = _factorize(item, "item")
+    items, item_ids = _factorize(item, "item")
     rat, rater_ids = _factorize(rater, "rater")
     if len(items) != n or len(rat) != n:
         raise ValueError(
@@ -428,9 +428,17 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
         _, cnt = np.unique(key, return_counts=True)
         dup = int(np.count_nonzero(cnt > 1))
     if dup:
+        again = np.ones(n, dtype=bool)
+        again[np.unique(key, return_index=True)[1]] = False
+        j = int(np.flatnonzero(again)[0])
+        shown = [repr(v.item() if isinstance(v, np.generic) else v)
+                 for v in (item_ids[items[j]], rater_ids[rat[j]])]
         raise ValueError(
-            f"{dup} (item, rater) pairs occur more than once; each rater rates an item at "
-            "most once. Remove or aggregate the duplicate rows first.")
+            f"{dup} (item, rater) pairs occur more than once (the first repeat is at "
+            f"position {j}, counting from 0: item {shown[0]} with rater {shown[1]}); each "
+            "rater rates an item at most "
+            "once, and a row with a missing label counts as that rater's row. Remove or "
+            "aggregate the duplicate rows first.")
     if dense:
         codes = np.full((n_items, n_raters), -1, dtype=np.int32)
         codes[items, rat] = slots

@@ -131,6 +131,24 @@ def _kept_rows(t_missing: np.ndarray | None, s: np.ndarray,
     return rows
 
 
+def _check_order_of_arguments(tcol, s: np.ndarray) -> None:
+    """A ValueError that says so when ``y_true`` holds continuous values and
+    ``scores`` whole numbers: the two were most likely passed the other way round
+    (scikit-learn's ``fit(X, y)`` puts the scores first)."""
+    if not isinstance(tcol, FloatColumn) or len(tcol.values) != len(s):
+        return
+    t = tcol.values
+    with np.errstate(invalid="ignore"):
+        t_whole = np.all((t == np.floor(t)) | np.isnan(t))
+        s_whole = np.all((s == np.floor(s)) | np.isnan(s))
+    if not t_whole and s_whole:
+        raise ValueError(
+            "`y_true` holds continuous values and `scores` whole numbers: were they "
+            "passed the other way round? The labels come first: "
+            "optimize_thresholds(y_true, scores) and ThresholdOptimizer().fit(y_true, "
+            "scores).")
+
+
 def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight,
                 ignore_index=None, nan_policy: str = "raise") -> _Problem:
     """Check and encode the rows; ``ignore_index`` and ``nan_policy`` as in
@@ -147,6 +165,7 @@ def _problem_iv(y_true, scores, *, labels, n_classes, weights, sample_weight,
             "holds strings with no declared order; pass `labels=[...]` in scale order "
             "(or use an ordered pandas Categorical).")
     s = _numeric_iv(scores, "scores", "continuous scores", keep_nan=True)
+    _check_order_of_arguments(tcol, s)
     n = _length(tcol) if not isinstance(tcol, MatrixColumn) else tcol.values.shape[0]
     if n != len(s):
         raise ValueError(

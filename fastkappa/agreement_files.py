@@ -98,10 +98,10 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
         conv = LabelConverter(label, src.fmt)
         for row0, cols in iter_batches(src, needed, progress=progress):
             lab, keep = _labels(conv, cols[label], row0)
-            items, raters = _ids(cols[item]), _ids(cols[rater])
-            if keep is not None:
-                items, raters = items[keep], raters[keep]
-            acc.update(items, raters, lab)
+            # a row with an empty label is still that rater's row for the item (a
+            # second row of the pair is a duplicate), as in one call on all the rows
+            acc._update(_ids(cols[item]), _ids(cols[rater]), lab,
+                        None if keep is None else ~keep)
         return acc
     convs = {c: LabelConverter(c, src.fmt) for c in wide}
     for row0, cols in iter_batches(src, list(wide), progress=progress):

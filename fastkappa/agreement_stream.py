@@ -11,6 +11,7 @@ the same ratings given at once.
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import numpy as np
@@ -137,6 +138,12 @@ class _IdIndex:
             dmap = np.zeros(self._dmap, dtype=_DMAP_DTYPE)
             dmap[self._by_code - self._base] = np.arange(1, len(self._by_code) + 1)
             self._dmap = dmap
+
+    def id_of(self, code: int):
+        """The id numbered ``code``."""
+        if self._dict is not None:
+            return next(itertools.islice(self._dict, code, None))
+        return self._by_code[code]
 
     def ids(self) -> list:
         return list(self._dict) if self._dict is not None else self._by_code.tolist()
@@ -454,9 +461,20 @@ class AgreementAccumulator:
         integers or strings compared as Python values in every chunk (``0``
         and ``"0"`` are two ids); unsigned ids past 2**63 keep their value.
         """
+        return self._update(item, rater, label)
+
+    def _update(self, item, rater, label, missing: np.ndarray | None = None
+                ) -> AgreementAccumulator:
+        """:meth:`update`; ``missing`` (bool, one per row) marks rows whose label is
+        missing, and ``label`` then holds the labels of the other rows only (as
+        the file readers hand them over)."""
         snapshot = self._snapshot()
         try:
             slots = self._label_codes(label)
+            if missing is not None:
+                full = np.full(len(missing), -1, dtype=slots.dtype)
+                full[~missing] = slots
+                slots = full
             n_item, n_rater = _n_ids(item, "item"), _n_ids(rater, "rater")
             if not n_item == n_rater == len(slots):
                 raise ValueError(
@@ -490,13 +508,28 @@ class AgreementAccumulator:
                                   slots.astype(np.int32, copy=False))
         if dup:
             raise ValueError(
-                f"{dup} (item, rater) pairs were rated more than once (within this batch "
-                "or across batches); each rater rates an item at most once. Remove or "
-                "aggregate the duplicate rows first.")
+                f"{dup} (item, rater) pairs were rated more than once (within a chunk, "
+                f"across chunks or merged accumulators; the first is {self._repeated(gi, gr)}"
+                "); each rater rates an item at most once, and a row with a missing label "
+                "counts as that rater's row. Remove or aggregate the duplicate rows first.")
         rated = int(np.count_nonzero(slots >= 0))
         self._n_ratings += rated
         if rated < len(slots):  # the table holds -1 for those pairs
             self._missing_pairs = True
+
+    def _repeated(self, gi: np.ndarray, gr: np.ndarray) -> str:
+        """The first row of a chunk whose pair came before (in the table, or earlier
+        in the chunk), as text naming its item and rater ids (an error message's)."""
+        key = gi.astype(np.int64) * (int(gr.max()) + 1) + gr
+        again = np.ones(len(key), dtype=bool)
+        again[np.unique(key, return_index=True)[1]] = False
+        j = int(np.flatnonzero(again | (self._codes[gi, gr] != 0))[0])
+
+        def shown(index: _IdIndex, code) -> str:
+            v = index.id_of(int(code))
+            return repr(v.item() if isinstance(v, np.generic) else v)
+
+        return f"item {shown(self._items, gi[j])} with rater {shown(self._raters, gr[j])}"
 
     def merge(self, other: AgreementAccumulator) -> AgreementAccumulator:
         """Add another accumulator's ratings in place (same options); returns self."""

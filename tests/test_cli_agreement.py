@@ -236,3 +236,46 @@ def test_data_errors_name_the_command_line_options(tmp_path, capsys, layout, tex
     for python_name in ("`item`", "`rater`", "`label`", "`level`", "`missing=`", "level=",
                         "update()", "Categorical", "matrix"):
         assert python_name not in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_row_with_an_empty_label_is_the_raters_row_in_files_too(tmp_path, capsys, fmt):
+    """As in one call on all the rows: a second row of a (doc, rater) pair whose
+    first label is empty is a duplicate, a doc with only empty labels is an item
+    without a rating, and an empty rater id is an error even where the label is
+    empty."""
+    df = pd.DataFrame({"doc": ["d1", "d1", "d2", "d2", "d3", "d3", "d4", "d5", "d5"],
+                       "who": ["a", "b", "a", "b", "a", "b", "a", "a", "b"],
+                       "grade": [0, 1, 1, 1, 2, 2, None, 0, 0]}).astype({"grade": "Int64"})
+    cols = ["--item", "doc", "--rater", "who", "--label", "grade"]
+    ok = _write(df, tmp_path / f"ok.{fmt}")
+    want = fk.agreement(item=df.doc, rater=df.who, label=df.grade.astype(float))
+    got = fk.agreement_files.agreement_file(ok, item="doc", rater="who", label="grade")
+    assert got.n_unrated == want.n_unrated == 1 and got.n_items == want.n_items == 4
+    _same(run_json(["agreement", ok, *cols], capsys), want)
+    dup = pd.concat([df, pd.DataFrame({"doc": ["d4"], "who": ["a"], "grade": [2]})],
+                    ignore_index=True).astype({"grade": "Int64"})
+    with pytest.raises(ValueError, match="more than once"):
+        fk.agreement(item=dup.doc, rater=dup.who, label=dup.grade.astype(float))
+    path = _write(dup, tmp_path / f"dup.{fmt}")
+    code, out, err = run(["agreement", path, *cols], capsys)
+    assert code == 1 and out == "" and "more than once" in err
+    assert "item 'd4' with rater 'a'" in err
+    no_rater = df.copy()
+    no_rater.loc[6, "who"] = None
+    with pytest.raises(ValueError, match="missing ids"):
+        fk.agreement(item=no_rater.doc, rater=no_rater.who,
+                     label=no_rater.grade.astype(float))
+    code, _, err = run(["agreement", _write(no_rater, tmp_path / f"nr.{fmt}"), *cols],
+                       capsys)
+    assert code == 1 and "--rater holds 1 missing ids" in err
+
+
+def test_agreement_takes_ci_as_a_deprecated_spelling_of_method(long_files, capsys):
+    argv = ["agreement", long_files["csv"], "--item", "doc", "--rater", "who", "--label",
+            "grade", "--seed", "3", "--n-resamples", "200", "--format", "json"]
+    code, out, err = run([*argv, "--ci", "percentile"], capsys)
+    assert code == 0 and "--ci is deprecated; use --method percentile" in err
+    assert json.loads(out) == run_json([*argv, "--method", "percentile"], capsys)
+    code, _, err = run([*argv, "--ci", "bca", "--method", "basic"], capsys)
+    assert code == 2 and "--ci bca and --method basic disagree" in err

@@ -79,10 +79,20 @@ def test_groups_keep_patients_in_one_fold(path, data, capsys):
     opt = fk.ThresholdOptimizer(cv=5).fit(data["grade"], data["score"],
                                           groups=data["patient"])
     assert res["cv_kappa"] == opt.cv_qwk_ and res["groups"] == "patient"
-    assert res["labels"] == [1, 2, 3, 4, 5]
+    assert res["labels"] == [1, 2, 3, 4, 5] and res["seed"] is None
     code, out, _ = run(["thresholds", path, "--true", "grade", "--score", "score",
                         "--cv", "5", "--groups", "patient"], capsys)
-    assert "(groups of 'patient' kept whole)" in out
+    assert "in file order; groups of 'patient' kept whole)" in out
+    # the folds' seed, when given, is in the JSON and the text: it moves cv_kappa
+    argv = ["thresholds", path, "--true", "grade", "--score", "score", "--cv", "5",
+            "--groups", "patient", "--seed", "7"]
+    code, out, _ = run([*argv, "--format", "json"], capsys)
+    res = json.loads(out)
+    opt = fk.ThresholdOptimizer(cv=5, seed=7).fit(data["grade"], data["score"],
+                                                  groups=data["patient"])
+    assert res["seed"] == 7 and res["cv_kappa"] == opt.cv_qwk_
+    code, out, _ = run(argv, capsys)
+    assert "(folds from seed 7; groups of 'patient' kept whole)" in out
 
 
 def test_apply_comma_separated_cuts(path, data, capsys):

@@ -350,3 +350,18 @@ def test_command_line_ignore_index_and_nan_policy(rng, tmp_path, capsys):
     assert main(["thresholds", str(path), "--score", "score", "--apply", "0.5,1.5",
                  "--ignore-index", "-1"]) == 2
     assert "--ignore-index does not go with --apply" in capsys.readouterr().err
+
+
+def test_scores_passed_first_get_an_error_that_says_so():
+    """scikit-learn's fit(X, y) puts the scores first; here the labels come first."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, 200)
+    s = y + rng.normal(0, 0.5, 200)
+    for call in (lambda: fk.ThresholdOptimizer().fit(s, y),
+                 lambda: fk.optimize_thresholds(s, y)):
+        with pytest.raises(ValueError, match="passed the other way round"):
+            call()
+    with pytest.raises(ValueError, match="non-integral") as err:  # both continuous
+        fk.optimize_thresholds(s, s)
+    assert "other way round" not in str(err.value)
+    assert len(fk.optimize_thresholds(y.astype(float), s)) == 4  # whole floats are labels

@@ -309,7 +309,10 @@ def make_parser() -> argparse.ArgumentParser:
                        help="Krippendorff's level of measurement: "
                             f"{', '.join(LEVELS)} (default: nominal without --weights, "
                             "else the same weights)")
-    agree.add_argument("--method", choices=METHODS, default="asymptotic",
-                       help="interval method (default: asymptotic, Gwet's variance)")
+    agree.add_argument("--method", choices=METHODS, metavar="METHOD",
+                       help=f"interval method: {', '.join(METHODS)} (default: asymptotic, "
+                            "Gwet's variance)")
+    agree.add_argument("--ci", choices=METHODS, metavar="METHOD", dest="ci_alias",
+                       help="deprecated spelling of --method, as for score")
     agree.set_defaults(func=cmd_agreement.run)
     return parser

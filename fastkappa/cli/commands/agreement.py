@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...agreement_files import accumulate_file, check_rated
-from .._common import UsageError, _draw_seed, _progress, _weights
+from .._common import UsageError, _draw_seed, _interval_method, _progress, _weights
 from ..output import Output
 
 #: the library's wording of an ``agreement`` error as this command's options spell it
@@ -44,13 +44,14 @@ def run(args) -> Output:
             f"{', '.join(missing)}), or one column per rater with --wide COL COL ...")
     elif len(set(long_flags.values())) != 3:
         raise UsageError("--item, --rater and --label must name three different columns.")
-    seed = _draw_seed(args, args.method)
+    method = _interval_method(args) or "asymptotic"
+    seed = _draw_seed(args, method)
     try:
         return agreement(args.file, item=args.item, rater=args.rater,
                          label=args.label,
                          wide=args.wide, coefficients=args.coefficients,
                          weights=_weights(args), level=args.level, labels=args.labels,
-                         n_classes=args.n_classes, method=args.method,
+                         n_classes=args.n_classes, method=method,
                          confidence_level=args.confidence_level,
                          n_resamples=args.n_resamples, seed=seed, sep=args.sep,
                          progress=_progress(args))

@@ -76,7 +76,7 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
             "n_ignored": opt.n_dropped_,
             "weights": weights,
             "thresholds": th, "labels": classes, "kappa": kappa,
-            "cv": cv, "groups": groups, "cv_kappa": cv_kappa,
+            "cv": cv, "seed": seed if cv else None, "groups": groups, "cv_kappa": cv_kappa,
             "sample_weight": sample_weight, "frequency_weight": frequency_weight}
     # one row per cut point; the kappas repeat on each row so the CSV keeps them
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
@@ -89,8 +89,10 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
              f"classes: {', '.join(str(c) for c in classes)}",
              f"in-sample kappa = {_fmt(kappa)}"]
     if cv_qwk is not None:
-        lines.append(f"{cv}-fold out-of-fold kappa = {_fmt(cv_kappa)}"
-                     + (f" (groups of {groups!r} kept whole)" if groups else ""))
+        folds = ("folds from seed " + str(seed) if seed is not None
+                 else "each class's rows dealt to the folds in file order")
+        lines.append(f"{cv}-fold out-of-fold kappa = {_fmt(cv_kappa)} ({folds}"
+                     + (f"; groups of {groups!r} kept whole)" if groups else ")"))
     out = Output("\n".join(lines), data, rows)
     return out if plot is None else _add_plot(out, plot, _thresholds_figure(opt))
 
