@@ -313,6 +313,39 @@ def _gap_steps(lo: np.ndarray, hi: np.ndarray, k: int) -> np.ndarray:
     return cap
 
 
+def _programme(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, lam: float,
+               cap: np.ndarray, choice: np.ndarray, assign: np.ndarray
+               ) -> tuple[float, float, int]:
+    """One dynamic programme (the kernel ``_dp``, module docstring of
+    ``fastkappa._kernels.thresholds``): ``(A, B, j)`` of the minimiser of
+    ``A - lam * B``.  At a block whose gap to the previous one holds fewer than
+    K - 1 floats (``cap``, :func:`_gap_steps`; rare) the kernel stops and the
+    bounded step is taken here, then the kernel goes on."""
+    n_d, k = g.shape
+    cost, pa, pb = np.empty(k), np.empty(k), np.empty(k)
+    d0 = 0
+    for d in np.flatnonzero(cap < k - 1).tolist():
+        kern._dp(g, h, v, lam, d0, d, cost, pa, pb, choice, assign)
+        _narrow_step(g, h, v, lam, d, int(cap[d]), cost, pa, pb, choice)
+        d0 = d + 1
+    return kern._dp(g, h, v, lam, d0, n_d, cost, pa, pb, choice, assign)
+
+
+def _narrow_step(g, h, v, lam: float, d: int, c: int, cost, pa, pb, choice) -> None:
+    """The kernel's step into block ``d`` with the previous class one of ``j - c ..
+    j`` (not ``0 .. j``): the same sums in the same order, ties to the smallest."""
+    k = len(cost)
+    prev = np.arange(k)[None, :] - np.arange(c, -1, -1)[:, None]  # rows: j - c .. j
+    cand = np.where(prev >= 0, cost[np.maximum(prev, 0)], np.inf)
+    row = np.argmin(cand, axis=0)  # the first minimum: the smallest previous class
+    arg = prev[row, np.arange(k)]
+    best = cand[row, np.arange(k)]
+    gd, hb = g[d], h[d] * v
+    cost[:], pa[:], pb[:] = best + gd - lam * hb, pa[arg] + gd, pb[arg] + hb
+    if choice.shape[0]:
+        choice[d] = arg
+
+
 def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray,
                 max_iter: int, assign: np.ndarray, cap: np.ndarray
                 ) -> tuple[float, float, int]:
@@ -346,7 +379,7 @@ def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        a, b, _ = kern._dp(g, h, v, lam, cap, no_choice, assign)
+        a, b, _ = _programme(kern, g, h, v, lam, cap, no_choice, assign)
         if b > 0 and a / b < lam:
             best_lam_from = lam
             lam = a / b
@@ -354,7 +387,8 @@ def _dinkelbach(kern, g: np.ndarray, h: np.ndarray, v: np.ndarray, r: np.ndarray
         else:
             break
     if best_lam_from is not None:  # the minimiser, traced back into `assign`
-        kern._dp(g, h, v, best_lam_from, cap, np.empty((len(h), k), dtype=np.int16), assign)
+        _programme(kern, g, h, v, best_lam_from, cap, np.empty((len(h), k), dtype=np.int16),
+                   assign)
     elif not have:
         # nothing with B > 0 found: every block in the class with the largest v
         # (ratio 1, kappa 0, whenever that v is positive)

@@ -179,88 +179,60 @@ def _merge_blocks(s_part, offsets, sw_part, w, merge):
 
 
 @jit()
-def _dp(g, h, v, lam, cap, choice, assign):
-    """Minimise ``A - lam * B`` over monotone assignments.
+def _dp(g, h, v, lam, d0, d1, cost, pa, pb, choice, assign):
+    """Minimise ``A - lam * B`` over monotone assignments, blocks ``d0..d1-1``.
 
-    Returns ``(A, B, j)``: the minimiser's terms and the class of its last
-    block.  Each state carries the ``A`` and ``B`` of its best path, so no
-    table is needed for the value: ``O(B K)`` time, ``O(K)`` memory.  Ties go
-    to the smallest class.
+    The state of each class after a block is the cost of the best path ending
+    there in that class, and that path's ``A`` and ``B`` (``cost``, ``pa``,
+    ``pb``, (K,) each, updated in place; ``d0 = 0`` starts them).  Each step
+    is ``O(K)``: the best path whose previous block took a class ``<= j``.
+    Ties go to the smallest class.  The caller runs the whole range at once,
+    or stops before a block whose gap to the previous one is only a few
+    floats wide (its class step is bounded: ``fastkappa._threshold_search``
+    does that step) and goes on after it.
 
-    ``cap[d]`` bounds the class step from block ``d - 1`` to block ``d``: the
-    cut points between them must be distinct floats in ``(hi[d - 1], lo[d]]``,
-    and a gap of a few ulps holds only a few (``cap[d] >= K - 1``, any step,
-    on any data but that).
-
-    When ``choice`` has a row per block (``(n_blocks, K)`` int16; ``(0, K)``
-    to skip it) the programme records instead, for each block and class, the
-    class of the previous block on the best path, and writes the minimiser
-    into ``assign`` (``(n_blocks,)`` int16, untouched otherwise); ``A`` and
-    ``B`` are not tracked then.  One function computes the costs the same
-    way in both modes, so the recorded minimiser is the one whose terms were
-    returned.  Dinkelbach's loop around it runs in Python
-    (``fastkappa._threshold_search``): a handful of programmes, and one
-    kernel less to compile in a fresh process.
+    At the last block (``d1`` = the number of blocks) returns ``(A, B, j)``:
+    the minimiser's terms and the class of its last block; else
+    ``(nan, nan, -1)``.  When ``choice`` has a row per block (``(n_blocks,
+    K)`` int16; ``(0, K)`` to skip it) the programme also records, for each
+    block and class, the class of the previous block on the best path, and
+    at the last block writes the minimiser into ``assign`` (``(n_blocks,)``
+    int16).
     """
     n_d, k = g.shape
     record = n_d > 0 and choice.shape[0] == n_d
-    cost = np.empty(k, dtype=np.float64)
-    pa = np.empty(k, dtype=np.float64)
-    pb = np.empty(k, dtype=np.float64)
-    prev = np.empty((3, k), dtype=np.float64)  # the last block's states (narrow gaps)
-    for j in range(k):
-        hb = h[0] * v[j]
-        cost[j] = g[0, j] - lam * hb
-        pa[j] = g[0, j]
-        pb[j] = hb
-        if record:
-            choice[0, j] = j
-    for d in range(1, n_d):
+    start = d0
+    if d0 == 0 and n_d > 0:
+        for j in range(k):
+            hb = h[0] * v[j]
+            cost[j] = g[0, j] - lam * hb
+            pa[j] = g[0, j]
+            pb[j] = hb
+            if record:
+                choice[0, j] = j
+        start = 1
+    for d in range(start, d1):
         best = np.inf
         ba = 0.0
         bb = 0.0
+        arg = 0
         hd = h[d]
-        c = cap[d]
-        if c < k - 1:  # a narrow gap: the previous class is one of j - c .. j
-            for j in range(k):
-                prev[0, j] = cost[j]
-                prev[1, j] = pa[j]
-                prev[2, j] = pb[j]
-            for j in range(k):
-                best = np.inf
-                arg = j
-                for i in range(max(0, j - c), j + 1):
-                    if prev[0, i] < best:
-                        best = prev[0, i]
-                        arg = i
-                gj = g[d, j]
-                hb = hd * v[j]
-                cost[j] = best + gj - lam * hb
-                if record:
-                    choice[d, j] = arg
-                pa[j] = prev[1, arg] + gj
-                pb[j] = prev[2, arg] + hb
-            continue
-        if record:  # the same costs, without the path sums (the caller traces back)
-            arg = 0
-            for j in range(k):
-                if cost[j] < best:
-                    best = cost[j]
-                    arg = j
-                choice[d, j] = arg  # class of block d - 1 when block d takes class j
-                cost[j] = best + g[d, j] - lam * (hd * v[j])
-            continue
         for j in range(k):
             # best path whose previous block took a class <= j
             if cost[j] < best:
                 best = cost[j]
                 ba = pa[j]
                 bb = pb[j]
+                arg = j
             gj = g[d, j]
             hb = hd * v[j]
             cost[j] = best + gj - lam * hb
             pa[j] = ba + gj
             pb[j] = bb + hb
+            if record:
+                choice[d, j] = arg  # class of block d - 1 when block d takes class j
+    if d1 < n_d:
+        return np.nan, np.nan, -1
     jbest = 0
     for j in range(1, k):
         if cost[j] < cost[jbest]:
