@@ -101,6 +101,9 @@ class LabelConverter:
                 codes = codes.astype(np.int64)
             codes[arrow_nulls(idx)] = -1
         dict_vals = arr.dictionary
+        # a file's own dictionary may declare an order (an ordered Categorical written
+        # to Parquet): its categories are then the scale, as for the in-memory column
+        ordered = self.fmt != "csv" and bool(getattr(arr.type, "ordered", False))
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
             if self.fmt == "csv":
@@ -138,7 +141,7 @@ class LabelConverter:
                 self._set_kind("str", row0, first, words[codes[first]])
             self._set_kind("str", row0, 0, None)
             cats = np.asarray(words, dtype=object)
-            return CodesColumn(codes, cats, kind="str"), missing
+            return CodesColumn(codes, cats, ordered, kind="str"), missing
         # a dictionary of numbers (e.g. a categorical column in Parquet)
         cats = arrow_numpy(dict_vals)
         # the classes used matter only where a value may not be one (a pass over the codes)
@@ -158,7 +161,7 @@ class LabelConverter:
                             f"{cats[codes[i]].item()!r}, {_OUT_OF_RANGE}.")
         if len(codes):
             self._set_kind("num", row0, 0, None)
-        return CodesColumn(codes, cats, kind="num"), missing
+        return CodesColumn(codes, cats, ordered, kind="num"), missing
 
 
 _OUT_OF_RANGE = ("which is outside the range of integer class labels (-2**63 to 2**63 - 1); "

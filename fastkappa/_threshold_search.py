@@ -300,6 +300,12 @@ def _float_keys(x: np.ndarray) -> np.ndarray:
     return np.where(bits < 0, -(bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)), bits)
 
 
+def _floats_in(a: float, c: float) -> int:
+    """How many floats lie in ``(a, c]`` (Python integers: no overflow)."""
+    ka, kc = _float_keys(np.array([a, c])).tolist()
+    return kc - ka
+
+
 def _gap_steps(lo: np.ndarray, hi: np.ndarray, k: int) -> np.ndarray:
     """The largest class step each block can take from the one before (int64, K - 1
     when any): its cut points are distinct floats in ``(hi[b - 1], lo[b]]``, so a
@@ -422,16 +428,20 @@ def _place_cuts(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray,
             a, c = u1, u1 + step  # cuts > the highest score: empty classes above
         else:
             a, c = float(hi[b - 1]), float(lo[b])
-        # a gap of a few ulps between two scores: the m floats just above a
-        # (:func:`_gap_steps` left room for them); interpolating could round
-        # two cuts onto one float there
-        narrow = 0 < b < nb and int(np.diff(_float_keys(np.array([a, c])))[0]) < 4 * m
-        x = a
+        if _floats_in(a, c) < 4 * m:
+            # a gap of a few floats (between two scores, :func:`_gap_steps` left
+            # room for the m cuts; below the lowest score, subnormal scores):
+            # consecutive floats, where interpolating could round two cuts onto one
+            x = a if b > 0 else c
+            for i in range(m):
+                if b > 0:
+                    x = np.nextafter(x, np.inf)
+                cuts[j + (i if b > 0 else m - 1 - i)] = x
+                if b == 0:
+                    x = np.nextafter(x, -np.inf)
+            j += m
+            continue
         for i in range(m):
-            if narrow:
-                x = np.nextafter(x, np.inf)
-                cuts[j + i] = x
-                continue
             f = (i + 1) / (m + 1)
             x = a * (1.0 - f) + c * f
             if b > 0 and x <= a:

@@ -426,11 +426,21 @@ class AgreementAccumulator:
             return _slots(col, self._declared, self._kind, self._missing, "label")
         if isinstance(col, FloatColumn):
             col = whole_float_codes(col, "label")
+        codes = None
         if isinstance(col, IntColumn):
             # compact integer labels are numbered by counting, not by a sort
             inverse, uniq = _factorize(col.values, "label", as_array=True)
             col = CodesColumn(inverse, uniq, kind="num")
-        kind = col.kind if len(col.categories) else None
+            used = np.ones(len(uniq), dtype=bool)  # each value occurs
+        else:
+            # a dictionary's words that no row of this chunk holds are no classes (an
+            # unordered Categorical's unused categories, the word of rows dropped as
+            # missing); an ordered Categorical declares its scale, as in one call
+            codes = np.asarray(col.codes, dtype=np.int64)
+            used = np.bincount(codes[codes >= 0], minlength=len(col.categories)) > 0
+            if getattr(col, "ordered", False):
+                used[:] = True
+        kind = col.kind if used.any() else None
         if kind is not None:
             if self._kind is None:
                 self._kind = kind
@@ -441,16 +451,14 @@ class AgreementAccumulator:
                     f"{'strings' if self._kind == 'str' else 'numbers'}; labels must be of "
                     "one kind.")
         cats = [c.item() if isinstance(c, np.generic) else c for c in col.categories]
-        if self._missing is not None:
-            keep = [c != self._missing for c in cats]
-        else:
-            keep = [True] * len(cats)
+        keep = [bool(u) and (self._missing is None or c != self._missing)
+                for c, u in zip(cats, used, strict=True)]
         lut = np.full(len(cats) + 1, -1, dtype=np.int32)
         # only the kept values become classes (the `missing` marker is no class)
         kept = [c for c, k in zip(cats, keep, strict=True) if k]
         if kept:
             lut[1:][np.asarray(keep, dtype=bool)] = _dict_codes(kept, self._values)
-        return lut[np.asarray(col.codes, dtype=np.int64) + 1]
+        return lut[(np.asarray(col.codes, dtype=np.int64) if codes is None else codes) + 1]
 
     def update(self, item: ArrayLike, rater: ArrayLike, label: ArrayLike
                ) -> AgreementAccumulator:

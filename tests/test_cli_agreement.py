@@ -279,3 +279,34 @@ def test_agreement_takes_ci_as_a_deprecated_spelling_of_method(long_files, capsy
     assert json.loads(out) == run_json([*argv, "--method", "percentile"], capsys)
     code, _, err = run([*argv, "--ci", "bca", "--method", "basic"], capsys)
     assert code == 2 and "--ci bca and --method basic disagree" in err
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_unused_dictionary_words_are_no_classes_unless_ordered(tmp_path, ordered):
+    """An unordered Categorical's unused categories (and dictionary words of rows
+    dropped as missing) are no classes, as in one call; an ordered Categorical
+    written to Parquet keeps its scale, unused categories included."""
+    df = pd.DataFrame({"doc": [1, 1, 2, 2, 3, 3], "who": list("xyxyxy"),
+                       "grade": pd.Categorical(list("aabbab"), categories=["a", "b", "z"],
+                                               ordered=ordered)})
+    path = tmp_path / "cat.parquet"
+    df.to_parquet(path)
+    want = fk.agreement(item=df.doc, rater=df.who, label=df.grade)
+    got = fk.agreement_files.agreement_file(str(path), item="doc", rater="who", label="grade")
+    assert len(want.classes) == (3 if ordered else 2)
+    for a, b in zip(got, want, strict=True):
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-12)
+
+
+def test_a_batch_of_missing_words_adds_no_class(tmp_path):
+    """A CSV block (1 MiB) whose labels are all a missing word (" NA", which the
+    reader takes for missing) leaves no class behind; it used to become a class
+    of its own, or a "strings after numbers" error."""
+    n = 60_000  # about 1.3 MB of graded rows, then as much of missing ones
+    rows = ["doc,who,grade"] + [f"{i},{r},{i % (2 if r == 'a' else 3) % 2}"
+                                for i in range(n) for r in "ab"]
+    rows += [f"{n + i},{r}, NA" for i in range(n) for r in "ab"]
+    path = tmp_path / "na.csv"
+    path.write_text("\n".join(rows) + "\n")
+    got = fk.agreement_files.agreement_file(str(path), item="doc", rater="who", label="grade")
+    assert got.classes.tolist() == [0, 1] and got.n_unrated == n

@@ -120,6 +120,32 @@ def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
             seeds)
     np.testing.assert_array_equal(kern._bootstrap_kappa_types(*args),
                                   kern._bootstrap_kappa_types_serial(*args))
+    # the serial twin is the same function compiled without parallel, cached apart
+    par = getattr(kern._bootstrap_kappa_types, "dispatcher", None)
+    if hasattr(par, "py_func"):  # compiled (not under NUMBA_DISABLE_JIT)
+        twin = kern._bootstrap_kappa_types_serial
+        assert twin.py_func.__code__ is par.py_func.__code__
+        assert twin.py_func.__qualname__ == par.py_func.__qualname__ + "_serial"
+        assert not twin.targetoptions.get("parallel") and par.targetoptions["parallel"]
+
+
+def test_unit_index_bootstrap_drivers_draw_the_same_replicates(rng):
+    """Clusters of a few rows, nearly each its own table: the unit-index driver, its
+    serial twin and the Python loop over its blocks give the same replicates."""
+    n_clusters = 40
+    sizes = rng.integers(1, 4, n_clusters)
+    codes = np.repeat(np.arange(n_clusters), sizes)
+    t, p = _graded(rng, len(codes))
+    cell_t, cell_p = fku._single_model_cells(K)
+    units = fku.units_from_clusters(t * K + p, None, codes, n_clusters, cell_t, cell_p, K)
+    kern = fku._kernels()
+    seeds = fku.block_seeds(np.random.SeedSequence(4), 50)
+    args = (units.unit_type(), units.type_ptr, units.type_cell, units.type_val,
+            units.cell_t, units.cell_p, K, fk.weight_matrix(K, "quadratic"), 50, seeds)
+    par = kern._bootstrap_kappa_units(*args)
+    np.testing.assert_array_equal(par, kern._bootstrap_kappa_units_serial(*args))
+    np.testing.assert_array_equal(par, fku._units_blocks(*args))
+    assert np.isfinite(par).all() and par.std() > 0
 
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])

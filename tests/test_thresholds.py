@@ -692,3 +692,17 @@ def test_scores_a_few_floats_apart_get_the_best_cut_points_that_fit(seed):
     if weights == "quadratic" and sw is None:
         fitted = fk.ThresholdOptimizer(n_classes=k).fit(t, s)
         assert fitted.qwk_ == pytest.approx(got, abs=1e-12)
+
+
+def test_cut_points_sit_midway_in_wide_gaps_across_zero_and_fit_subnormal_scores():
+    """A gap from a negative to a positive score holds its cut midway (counting its
+    floats must not overflow), and subnormal scores get cut points that give the
+    classes the search chose."""
+    assert np.asarray(fk.optimize_thresholds([0, 1], [-1.0, 4.0])).tolist() == [1.5]
+    assert np.asarray(fk.optimize_thresholds([0, 1, 2], [-2.0, 3.0, 5.0])).tolist() == [
+        0.5, 4.0]
+    s, t = np.array([5e-324, 1e-323]), np.array([4, 5])
+    cuts = fk.optimize_thresholds(t, s, n_classes=6)
+    assert np.all(np.diff(cuts) > 0)
+    np.testing.assert_array_equal(fk.apply_thresholds(s, np.asarray(cuts)), t)
+    assert fk.ThresholdOptimizer(n_classes=6).fit(t, s).qwk_ == 1.0
