@@ -303,29 +303,6 @@ def test_bootstrap_serial_and_parallel_kernels_give_identical_replicates(rng):
                                   kern._bootstrap_kappa_types_serial(*args))
 
 
-def test_unit_index_drivers_serial_parallel_and_block_loop_agree(rng):
-    """The unit-index bootstrap: parallel, serial and the Python loop over blocks
-    draw the same replicates, and a weighted unit table enters with its value."""
-    k, n_clusters = 3, 400
-    sizes = rng.integers(1, 6, n_clusters)
-    codes = np.repeat(np.arange(n_clusters), sizes)
-    t = rng.integers(0, k, len(codes))
-    p = np.clip(t + rng.integers(-1, 2, len(codes)), 0, k - 1)
-    sw = rng.choice([0.5, 1.0, 3.0], len(codes))
-    cell_t, cell_p = fku._single_model_cells(k)
-    kern = fku._kernels()
-    for values in (None, sw):
-        units = fku.units_from_clusters(t * k + p, values, codes, n_clusters, cell_t,
-                                        cell_p, k)
-        seeds = fku.block_seeds(np.random.SeedSequence(5), 3000)
-        args = (units.unit_type(), units.type_ptr, units.type_cell, units.type_val,
-                units.cell_t, units.cell_p, k, fk.weight_matrix(k, "linear"), 3000, seeds)
-        par = kern._bootstrap_kappa_units(*args)
-        np.testing.assert_array_equal(par, kern._bootstrap_kappa_units_serial(*args))
-        np.testing.assert_array_equal(par, fku._units_blocks(*args))
-        assert np.isfinite(par).all() and par.std() > 0
-
-
 # --------------------------------------------------------------------------- paths agree
 
 

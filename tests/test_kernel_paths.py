@@ -129,15 +129,18 @@ def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
         assert not twin.targetoptions.get("parallel") and par.targetoptions["parallel"]
 
 
-def test_unit_index_bootstrap_drivers_draw_the_same_replicates(rng):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_unit_index_bootstrap_drivers_draw_the_same_replicates(rng, weighted):
     """Clusters of a few rows, nearly each its own table: the unit-index driver, its
-    serial twin and the Python loop over its blocks give the same replicates."""
+    serial twin and the Python loop over its blocks give the same replicates, and
+    a weighted unit table enters with its value."""
     n_clusters = 40
     sizes = rng.integers(1, 4, n_clusters)
     codes = np.repeat(np.arange(n_clusters), sizes)
     t, p = _graded(rng, len(codes))
+    sw = rng.choice([0.5, 1.0, 3.0], len(codes)) if weighted else None
     cell_t, cell_p = fku._single_model_cells(K)
-    units = fku.units_from_clusters(t * K + p, None, codes, n_clusters, cell_t, cell_p, K)
+    units = fku.units_from_clusters(t * K + p, sw, codes, n_clusters, cell_t, cell_p, K)
     kern = fku._kernels()
     seeds = fku.block_seeds(np.random.SeedSequence(4), 50)
     args = (units.unit_type(), units.type_ptr, units.type_cell, units.type_val,
