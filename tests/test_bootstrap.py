@@ -437,18 +437,6 @@ def test_units_from_clusters_collapses_identical_tables(rng):
                                fk.confusion_matrix(t, p, n_classes=3, sample_weight=sw))
 
 
-def test_assign_types_never_merges_on_hash_collision():
-    """Force every unit into one hash bucket: equality is still checked entry by entry."""
-    kern = fku._kernels()
-    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
-    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
-    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
-    zeros = np.zeros(4, dtype=np.uint64)
-    unit_type, reps = kern._assign_types(np.arange(4), zeros, zeros, ptr, cell, bits)
-    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
-    np.testing.assert_array_equal(reps, [0, 1, 3])
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([1.0, 2.0, 0.5])),
                          max_size=4), min_size=1, max_size=30))
@@ -474,24 +462,6 @@ def test_assign_types_in_numpy_equals_the_kernel(units_spec):
     for a in range(len(key)):
         for b in range(len(key)):
             assert (unit_type[a] == unit_type[b]) == (key[a] == key[b])
-
-
-def test_assign_types_splits_a_hash_collision(monkeypatch):
-    """Every unit in one hash bucket: the NumPy check sees the difference and the
-    kernel splits the run."""
-    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
-    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
-    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
-    monkeypatch.setattr(fku, "_unit_hashes",
-                        lambda p, *a: (np.zeros(len(p) - 1, np.uint64),) * 2)
-    unit_type, reps = fku.assign_types(ptr, cell, bits)
-    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
-    np.testing.assert_array_equal(reps, [0, 1, 3])
-    # equal lengths, different values in one bucket
-    ptr2 = np.array([0, 1, 2], dtype=np.int64)
-    unit_type, reps = fku.assign_types(ptr2, np.array([1, 1]),
-                                       np.array([1.0, 2.0]).view(np.uint64))
-    np.testing.assert_array_equal(unit_type, [0, 1])
 
 
 def test_encode_clusters_accepts_strings_and_aligns_with_kept_rows():

@@ -151,6 +151,36 @@ def test_unit_index_bootstrap_drivers_draw_the_same_replicates(rng, weighted):
     assert np.isfinite(par).all() and par.std() > 0
 
 
+def test_assign_types_never_merges_on_hash_collision():
+    """Force every unit into one hash bucket: equality is still checked entry by entry."""
+    kern = fku._kernels()
+    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
+    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
+    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
+    zeros = np.zeros(4, dtype=np.uint64)
+    unit_type, reps = kern._assign_types(np.arange(4), zeros, zeros, ptr, cell, bits)
+    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
+    np.testing.assert_array_equal(reps, [0, 1, 3])
+
+
+def test_assign_types_splits_a_hash_collision(monkeypatch):
+    """Every unit in one hash bucket: the NumPy check sees the difference and the
+    kernel splits the run."""
+    ptr = np.array([0, 1, 3, 4, 6], dtype=np.int64)
+    cell = np.array([2, 0, 5, 2, 0, 5], dtype=np.int64)
+    bits = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0]).view(np.uint64)
+    monkeypatch.setattr(fku, "_unit_hashes",
+                        lambda p, *a: (np.zeros(len(p) - 1, np.uint64),) * 2)
+    unit_type, reps = fku.assign_types(ptr, cell, bits)
+    np.testing.assert_array_equal(unit_type, [0, 1, 0, 2])
+    np.testing.assert_array_equal(reps, [0, 1, 3])
+    # equal lengths, different values in one bucket
+    ptr2 = np.array([0, 1, 2], dtype=np.int64)
+    unit_type, reps = fku.assign_types(ptr2, np.array([1, 1]),
+                                       np.array([1.0, 2.0]).view(np.uint64))
+    np.testing.assert_array_equal(unit_type, [0, 1])
+
+
 @pytest.mark.parametrize("weights", [None, "quadratic"])
 def test_jackknife_acceleration_equals_the_oracle(rng, weights):
     t, p = _graded(rng, 50)
