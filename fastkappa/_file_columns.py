@@ -42,6 +42,10 @@ class LabelConverter:
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
         t = arr.type
+        if pa.types.is_null(t):  # a column of nulls only (no value told its type)
+            n = len(arr)
+            return (CodesColumn(np.full(n, -1, dtype=np.int64), np.empty(0, dtype=object),
+                                kind=self.kind or "str"), np.ones(n, dtype=bool))
         missing = None
         if arr.null_count:
             missing = arrow_nulls(arr)

@@ -277,7 +277,13 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
     assign = np.empty(len(h), dtype=np.int16)
     a, b, n_iter = _dinkelbach(kern, g, h, v, r, MAX_ITER, assign, cap)
     starts = np.searchsorted(assign, np.arange(1, k), side="left")
-    cuts = _place_cuts(starts, lo, hi, n_distinct)
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond the largest float
+        cuts = _place_cuts(starts, lo, hi, n_distinct)
+    if not np.all(np.isfinite(cuts)):
+        raise ValueError(
+            f"`scores`{where} reach the largest float (about ±1.8e308), and the best cut "
+            "points leave a class empty beyond them, where no finite cut point fits; "
+            "rescale the scores (e.g. divide them by a constant).")
     return _Solution(thresholds=cuts, observed=float(a), expected=float(b),
                      n_iter=int(n_iter), v=v)
 

@@ -310,3 +310,16 @@ def test_a_batch_of_missing_words_adds_no_class(tmp_path):
     path.write_text("\n".join(rows) + "\n")
     got = fk.agreement_files.agreement_file(str(path), item="doc", rater="who", label="grade")
     assert got.classes.tolist() == [0, 1] and got.n_unrated == n
+
+
+def test_a_parquet_label_column_of_nulls_only_is_all_missing(tmp_path, capsys):
+    """Arrow types a column holding only None as `null`: every label is missing (no
+    rating), as for the one-shot call, not a type error."""
+    path = tmp_path / "null.parquet"
+    pq.write_table(pa.table({"doc": [1, 1, 2, 2], "who": ["a", "b", "a", "b"],
+                             "grade": pa.array([None] * 4, type=pa.null())}), path)
+    with pytest.raises(ValueError, match="no rating"):
+        fk.agreement_files.agreement_file(str(path), item="doc", rater="who", label="grade")
+    code, _, err = run(["agreement", str(path), "--item", "doc", "--rater", "who",
+                        "--label", "grade"], capsys)
+    assert code == 1 and "holds no rating" in err

@@ -365,3 +365,16 @@ def test_scores_passed_first_get_an_error_that_says_so():
         fk.optimize_thresholds(s, s)
     assert "other way round" not in str(err.value)
     assert len(fk.optimize_thresholds(y.astype(float), s)) == 4  # whole floats are labels
+
+
+def test_scores_at_the_largest_float_say_why_no_cut_point_fits():
+    """An empty class beyond the largest finite score needs an infinite cut point:
+    the error says so (it used to blame `thresholds`, which the user never passed);
+    an empty class below the lowest one fits at -1.8e308 itself."""
+    big = np.finfo(np.float64).max
+    with pytest.raises(ValueError, match="reach the largest float"):
+        fk.optimize_thresholds([0, 1], [1.0, big], n_classes=3)
+    cuts = fk.optimize_thresholds([1, 2], [-big, 1.0], n_classes=3)
+    assert np.all(np.isfinite(cuts)) and np.all(np.diff(cuts) > 0)
+    np.testing.assert_array_equal(fk.apply_thresholds(np.array([-big, 1.0]),
+                                                      np.asarray(cuts)), [1, 2])
