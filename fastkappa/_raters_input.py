@@ -403,6 +403,21 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
     return _finish(codes, classes, ordered, raters)
 
 
+def first_repeat(key: np.ndarray, seen: np.ndarray | None = None) -> int:
+    """Position of the first entry of ``key`` that an earlier entry repeats (or that
+    ``seen`` marks as known before); the caller knows there is one."""
+    again = np.ones(len(key), dtype=bool)
+    again[np.unique(key, return_index=True)[1]] = False
+    if seen is not None:
+        again |= seen
+    return int(np.flatnonzero(again)[0])
+
+
+def shown_id(v) -> str:
+    """An item or rater id as an error message shows it (its Python value's repr)."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
 def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> RatingsTable:
     lab = as_column(label, "label")
     if isinstance(lab, MatrixColumn):
@@ -428,14 +443,11 @@ def _from_long(item, rater, label, labels, n_classes, missing, weighted) -> Rati
         _, cnt = np.unique(key, return_counts=True)
         dup = int(np.count_nonzero(cnt > 1))
     if dup:
-        again = np.ones(n, dtype=bool)
-        again[np.unique(key, return_index=True)[1]] = False
-        j = int(np.flatnonzero(again)[0])
-        shown = [repr(v.item() if isinstance(v, np.generic) else v)
-                 for v in (item_ids[items[j]], rater_ids[rat[j]])]
+        j = first_repeat(key)
         raise ValueError(
             f"{dup} (item, rater) pairs occur more than once (the first repeat is at "
-            f"position {j}, counting from 0: item {shown[0]} with rater {shown[1]}); each "
+            f"position {j}, counting from 0: item {shown_id(item_ids[items[j]])} with "
+            f"rater {shown_id(rater_ids[rat[j]])}); each "
             "rater rates an item at most "
             "once, and a row with a missing label counts as that rater's row. Remove or "
             "aggregate the duplicate rows first.")

@@ -29,7 +29,9 @@ from ._raters_input import (
     _slots,
     by_patterns,
     check_order,
+    first_repeat,
     pattern_space,
+    shown_id,
     whole_float_codes,
 )
 
@@ -529,15 +531,9 @@ class AgreementAccumulator:
         """The first row of a chunk whose pair came before (in the table, or earlier
         in the chunk), as text naming its item and rater ids (an error message's)."""
         key = gi.astype(np.int64) * (int(gr.max()) + 1) + gr
-        again = np.ones(len(key), dtype=bool)
-        again[np.unique(key, return_index=True)[1]] = False
-        j = int(np.flatnonzero(again | (self._codes[gi, gr] != 0))[0])
-
-        def shown(index: _IdIndex, code) -> str:
-            v = index.id_of(int(code))
-            return repr(v.item() if isinstance(v, np.generic) else v)
-
-        return f"item {shown(self._items, gi[j])} with rater {shown(self._raters, gr[j])}"
+        j = first_repeat(key, seen=self._codes[gi, gr] != 0)
+        return (f"item {shown_id(self._items.id_of(int(gi[j])))} with rater "
+                f"{shown_id(self._raters.id_of(int(gr[j])))}")
 
     def merge(self, other: AgreementAccumulator) -> AgreementAccumulator:
         """Add another accumulator's ratings in place (same options); returns self."""
