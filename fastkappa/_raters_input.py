@@ -610,9 +610,13 @@ def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, s
     n, n_raters = x.shape
     k = len(classes)
     n_ratings = x.size
-    # per-block key tables stay small: fewer blocks when the key space is large
+    # per-block key tables stay small: fewer blocks when the key space is large.
+    # Zeroing and summing a block's table costs about what counting 16 rows
+    # per key does, so blocks get at least that many rows per key (2 blocks
+    # at least, one per core; the counts are integers, so the split never
+    # changes a result)
     chunks = 1 if n_ratings < PARALLEL_MIN_RATINGS else max(
-        1, min(n_chunks_for(n_ratings), (1 << 21) // space))
+        2, min(n_chunks_for(n_ratings), (1 << 21) // space, n // (16 * space)))
     if chunks == 1:
         keys = np.empty(n, dtype=np.int32)
         cnt = np.zeros(space, dtype=np.int64)

@@ -101,7 +101,7 @@ def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
     else:
         table = _encode(ratings, keywords, _is_weighted(weights))
     _check_pairs(table)
-    model = _r.build_model(table, (name,), weights, level)
+    model = _r.build_model(table, (name,), weights, level, estimate_only=True)
     v = float(_r.values(model, model.total)[name][0])
     return v if math.isfinite(v) else _undefined(name, stacklevel, replace_undefined_by)
 

@@ -165,8 +165,16 @@ class Model:
 ONE, TWO, PA = 0, 1, 2
 
 
-def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Model:
-    """Types (distinct count vectors, or rating rows when Conger is asked) and features."""
+def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
+                estimate_only: bool = False) -> Model:
+    """Types (distinct count vectors, or rating rows when Conger is asked) and features.
+
+    The types come most frequent first, the order an item bootstrap draws
+    them in.  ``estimate_only``: the model serves ``model.total`` alone, so
+    the types keep the order they were found in and the features are
+    column-major (each feature column written contiguously); the sums are
+    the same.
+    """
     k = table.n_classes
     conger = "conger_kappa" in names
     if conger and not table.has_codes and not table.raters:
@@ -214,49 +222,39 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
         most = table.codes.shape[1] if table.has_codes else None
         first, item_of, type_counts = distinct_rows(table.counts, 0, most)
         codes, r, inverse, n_raters = None, table.counts[first], None, 0
-    # items without a rating form one type (all-zero counts): not scored
-    scored = r.sum(axis=1) > 0
-    order = np.flatnonzero(scored)[np.argsort(-type_counts[scored], kind="stable")]
+    # items without a rating form one type (all-zero counts): not scored.  The
+    # row sums go through a float matrix product: a sum along a short axis is
+    # several times slower in NumPy, and this runs on every call
+    layout = "F" if estimate_only else "C"
+    rf = r.astype(np.float64, order=layout)
+    rt_all = rf @ np.ones(k)
+    scored = np.flatnonzero(rt_all > 0)
+    if estimate_only:  # found order; a slice (no copies) when the unrated type comes first
+        contiguous = len(scored) == 0 or scored[-1] - scored[0] + 1 == len(scored)
+        order = slice(scored[0], scored[-1] + 1) if contiguous and len(scored) else scored
+    else:
+        order = scored[_descending(type_counts[scored])]
     rank = np.full(len(type_counts), -1, dtype=np.int64)
-    rank[order] = np.arange(len(order))
+    rank[order] = np.arange(len(scored))
     # type of each item, built only when asked (clusters): from the type of each
     # distinct row and the row of each item
     type_of = rank if inverse is None else rank[inverse]
-    r = r[order].astype(np.float64)
+    r = rf[order]
+    rt = rt_all[order]
     type_counts = type_counts[order]
     if codes is not None:
         codes = codes[order]
     t = len(r)
-    rt = r.sum(axis=1)
     two = rt >= 2
-    safe = np.where(two, rt * (rt - 1), 1.0)
-    cols = [np.ones(t), two.astype(np.float64)]
-    cols.append(np.where(two, (r * (r @ a.T - 1.0)).sum(axis=1) / safe, 0.0))
-    blocks = [np.column_stack(cols), r / rt[:, None]]
-    p = 3 + k
-    pi = slice(3, 3 + k)
+    twof = two.astype(np.float64)
     rt1 = np.where(two, rt - 1.0, 1.0)
-    koa_a = ka if ka is not None else np.eye(k)
-    blocks.append(np.where(two, (r * (r @ koa_a.T - 1.0)).sum(axis=1) / rt1, 0.0)[:, None])
-    blocks.append((rt * two)[:, None])
-    blocks.append(r * two[:, None])
-    knk = slice(p + 2, p + 2 + k)
-    p += 2 + k
-    o = None
-    if ordinal:
-        co = (r[:, :, None] * r[:, None, :] - np.eye(k)[None] * r[:, :, None]) / rt1[:, None,
-                                                                                    None]
-        blocks.append((co * two[:, None, None]).reshape(t, k * k))
-        o = slice(p, p + k * k)
-        p += k * k
-    c = None
-    if conger:
-        onehot = np.zeros((t, n_raters, k))
-        ti, gi = np.nonzero(codes >= 0)
-        onehot[ti, gi, codes[ti, gi]] = 1.0
-        blocks.append(onehot.reshape(t, n_raters * k))
-        c = slice(p, p + n_raters * k)
-        p += n_raters * k
+    pi = slice(3, 3 + k)
+    knk = slice(5 + k, 5 + 2 * k)
+    p = 5 + 2 * k
+    o = slice(p, p + k * k) if ordinal else None
+    p += k * k if ordinal else 0
+    c = slice(p, p + n_raters * k) if conger else None
+    p += n_raters * k if conger else 0
     lt = None
     if light:
         gi, hi = rater_pairs(n_raters)
@@ -267,13 +265,43 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal") -> Mo
                 f"rater pairs x {k * k} class pairs, more than {LIGHT_MAX_CELLS:,} cells; "
                 "compute the estimate alone with fastkappa.light_kappa, or leave "
                 "'light_kappa' out of `coefficients=`.")
-        blocks.append(_pair_cells(codes, gi, hi, k).reshape(t, width))
         lt = slice(p, p + width)
-    features = np.ascontiguousarray(np.concatenate(blocks, axis=1))
+        p += width
+    # written column block by column block into one array (no concatenation)
+    features = np.empty((t, p), order=layout)
+    features[:, ONE] = 1.0
+    features[:, TWO] = twof
+    # sum_k r_k (r*_k - 1) = r . (r a^T) - r_i, a row-wise dot product
+    ones = np.ones(k)
+    nominal = np.array_equal(a, np.eye(k))
+    agree = (r * (r if nominal else r @ a.T)) @ ones - rt
+    np.divide(agree * twof, rt * rt1, out=features[:, PA])
+    np.divide(r, rt[:, None], out=features[:, pi])
+    kagree = (r * (r if ka is None else r @ ka.T)) @ ones - rt
+    np.divide(kagree * twof, rt1, out=features[:, 3 + k])
+    np.multiply(rt, twof, out=features[:, 4 + k])
+    np.multiply(r, twof[:, None], out=features[:, knk])
+    if ordinal:
+        co = (r[:, :, None] * r[:, None, :] - np.eye(k)[None] * r[:, :, None]) / rt1[:, None,
+                                                                                    None]
+        np.multiply(co.reshape(t, k * k), twof[:, None], out=features[:, o])
+    if conger:  # one-hot: [rater g put the row in class k], built column-major
+        by_rater = np.ascontiguousarray(codes.T)
+        onehot = by_rater[:, None, :] == np.arange(k)[None, :, None]  # (R, K, T)
+        features[:, c] = onehot.reshape(n_raters * k, t).T
+    if light:
+        features[:, lt] = _pair_cells(codes, gi, hi, k).reshape(t, width)
     return Model(names=tuple(names), k=k, n_raters=n_raters, a=a, ka=ka, ordinal=ordinal,
                  conger=conger, features=features, type_counts=type_counts,
                  type_of=type_of, item_of=item_of, pi=pi, knk=knk,
                  o=o, c=c, light=lt, row_codes=codes if (conger or light) else None)
+
+
+def _descending(n: np.ndarray) -> np.ndarray:
+    """Stable argsort of counts, largest first (a radix sort when they span < 2**16)."""
+    if len(n) and int(n.max()) - int(n.min()) < (1 << 16):
+        return np.argsort((n.max() - n).astype(np.uint16), kind="stable")
+    return np.argsort(-n, kind="stable")
 
 
 # --------------------------------------------------------------------------- Light

@@ -200,6 +200,31 @@ def test_wide_long_and_counts_agree(rng):
     assert fk.krippendorff_alpha(**long) == pytest.approx(fk.krippendorff_alpha(x), abs=1e-14)
 
 
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_estimate_only_model_has_the_same_sums(rng, level, weights):
+    # the one-coefficient functions build a column-major model in found order;
+    # agree() a row-major one sorted by type count: the same feature sums
+    agreement_module = __import__("fastkappa.agreement", fromlist=["_encode"])
+    x = random_ratings(rng, 300, 4, 5)
+    x[[3, 150]] = np.nan  # unrated items
+    table = agreement_module._encode(x, {}, True)
+    names = ("percent_agreement", "conger_kappa", "krippendorff_alpha", "light_kappa")
+    full = _r.build_model(table, names, weights, level)
+    alone = _r.build_model(table, names, weights, level, estimate_only=True)
+    assert full.features.flags.c_contiguous and alone.features.flags.f_contiguous
+    np.testing.assert_allclose(alone.total, full.total, rtol=1e-13, atol=1e-12)
+    assert sorted(alone.type_counts) == sorted(full.type_counts)
+    np.testing.assert_array_equal(np.sort(alone.type_of), np.sort(full.type_of))
+
+
+def test_types_come_most_frequent_first_with_wide_count_ranges():
+    n = np.array([3, 1 << 20, 3, 7, 0, 1 << 20, 1], dtype=np.int64)
+    np.testing.assert_array_equal(_r._descending(n), np.argsort(-n, kind="stable"))
+    small = n % 1000
+    np.testing.assert_array_equal(_r._descending(small), np.argsort(-small, kind="stable"))
+
+
 def test_sparse_long_panel_is_counted_without_a_dense_table(rng):
     from fastkappa import _raters_input
 
