@@ -108,10 +108,11 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
         for c in wide:
             lab, keep = _labels(convs[c], cols[c], row0)
             rows = np.arange(row0, row0 + len(cols[c]), dtype=np.int64)
-            if keep is not None:
-                rows = rows[keep]
+            # every row is an item, an empty cell that rater's missing rating: a row
+            # with no rating at all counts in n_unrated, as in one call on the array
             try:
-                acc.update(rows, np.full(len(rows), c, dtype=object), lab)
+                acc._update(rows, np.full(len(rows), c, dtype=object), lab,
+                            None if keep is None else ~keep)
             except ValueError as e:  # the accumulator's `label` is this rater's column
                 raise ValueError(str(e).replace("`label`", f"column {c!r}")) from None
     return acc

@@ -51,20 +51,39 @@ def test_long_file_matches_in_memory(panel, rng, tmp_path, fmt):
     _same(got, want)
 
 
-@pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_wide_file_matches_in_memory(panel, tmp_path, fmt):
-    df = pd.DataFrame(panel, columns=["r1", "r2", "r3", "r4"]).astype("Int64")
-    path = tmp_path / f"wide.{fmt}"
-    if fmt == "csv":
+def _write_wide(x, path):
+    """Ratings (NaN missing) as a wide file, one nullable integer column per rater."""
+    df = pd.DataFrame(x, columns=["r1", "r2", "r3", "r4"]).astype("Int64")
+    if path.suffix == ".csv":
         df.to_csv(path, index=False)
     else:
         pq.write_table(pa.Table.from_pandas(df), path, row_group_size=128)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_wide_file_matches_in_memory(panel, tmp_path, fmt):
+    path = _write_wide(panel, tmp_path / f"wide.{fmt}")
     want = fk.agreement(panel, method="bca", n_resamples=300, seed=1)
     got = fkf.agreement_file(str(path), wide=["r1", "r2", "r3", "r4"], method="bca",
                              n_resamples=300, seed=1)
     _same(got, want)
     assert [v for r in got for v in (r.low, r.high)] == pytest.approx(
         [v for r in want for v in (r.low, r.high)])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_wide_file_rows_without_a_rating_are_unrated_items(panel, tmp_path, fmt):
+    # as in one call on the array: a row whose every rater column is empty is
+    # an item without a rating (n_unrated), not a row that was never there
+    x = panel.copy()
+    x[[0, 7, 8, 399]] = np.nan
+    path = _write_wide(x, tmp_path / f"wide.{fmt}")
+    want = fk.agreement(x)
+    got = fkf.agreement_file(str(path), wide=["r1", "r2", "r3", "r4"])
+    assert (got.n_items, got.n_unrated) == (want.n_items, want.n_unrated)
+    assert want.n_unrated >= 4
+    _same(got, want)
 
 
 def test_string_labels_with_declared_order(tmp_path):
