@@ -5,7 +5,7 @@ probability 0.6, else rates at random with its own bias; 10% of ratings are
 missing.  The population value of each coefficient is its estimate on
 2,000,000 simulated items (sampling error about 0.0005, far below the
 intervals' half-widths near 0.07 at 300 items).  The full table for every
-method at 100, 500 and 2,000 items is in docs/many_raters.md
+method at 100, 500 and 2,000 items is in docs/coverage.md ("Many raters")
 (benchmarks/coverage_agreement.py).
 """
 
