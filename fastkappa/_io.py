@@ -135,6 +135,7 @@ class Source:
         read = self._group_reader(types)
 
         def batches(first_row: int, groups: list[int], needed: list[str]) -> Iterator:
+            self.check_columns(needed)  # a missing or ambiguous name, before Arrow's KeyError
             row = first_row
             # a unit of small row groups in one batch (it holds under two batches'
             # rows, see row_group_units): one count per unit, not one per fragment
@@ -152,6 +153,11 @@ class Source:
 
     def check_columns(self, needed: list[str]) -> None:
         """Raise :class:`DataError` listing the columns that exist."""
+        twice = [c for c in dict.fromkeys(needed) if self.columns.count(c) > 1]
+        if twice:
+            raise DataError(
+                f"{self.name} has more than one column named {twice[0]!r}, so which one "
+                "to read is ambiguous; give each column its own name.")
         missing = [c for c in needed if c not in self.columns]
         if missing:
             shown = ", ".join(repr(c) for c in self.columns[:50])

@@ -130,8 +130,8 @@ def agreement_file(path: Any, *, item: str | None = None, rater: str | None = No
     ``options`` are those of :meth:`fastkappa.AgreementAccumulator.compute`
     (``coefficients``, ``weights``, ``level``, ``method``,
     ``confidence_level``, ``n_resamples``, ``seed``, ``population_size``).
-    Wide files: rows whose every rater cell is empty hold no rating and are
-    not counted as items.
+    Wide files: every row is an item; a row whose every rater cell is empty
+    holds no rating and counts in ``n_unrated``, as in one call on the array.
 
     References
     ----------

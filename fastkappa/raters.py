@@ -272,13 +272,12 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
     features[:, ONE] = 1.0
     features[:, TWO] = twof
     # sum_k r_k (r*_k - 1) = r . (r a^T) - r_i, a row-wise dot product
-    ones = np.ones(k)
-    nominal = np.array_equal(a, np.eye(k))
-    agree = (r * (r if nominal else r @ a.T)) @ ones - rt
-    np.divide(agree * twof, rt * rt1, out=features[:, PA])
+    agree = _agreement_sums(r, None if np.array_equal(a, np.eye(k)) else a, rt,
+                            estimate_only)
+    features[:, PA] = np.where(two, agree / (rt * rt1), 0.0)
     np.divide(r, rt[:, None], out=features[:, pi])
-    kagree = (r * (r if ka is None else r @ ka.T)) @ ones - rt
-    np.divide(kagree * twof, rt1, out=features[:, 3 + k])
+    kagree = _agreement_sums(r, ka, rt, estimate_only)
+    features[:, 3 + k] = np.where(two, kagree / rt1, 0.0)
     np.multiply(rt, twof, out=features[:, 4 + k])
     np.multiply(r, twof[:, None], out=features[:, knk])
     if ordinal:
@@ -295,6 +294,21 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
                  conger=conger, features=features, type_counts=type_counts,
                  type_of=type_of, item_of=item_of, pi=pi, knk=knk,
                  o=o, c=c, light=lt, row_codes=codes if (conger or light) else None)
+
+
+def _agreement_sums(r: np.ndarray, w: np.ndarray | None, rt: np.ndarray, fast: bool
+                    ) -> np.ndarray:
+    """``sum_k r_k (r*_k - 1)`` per row, ``r* = r w^T`` (``w`` None: the identity).
+
+    ``fast``: through a matrix product (the one-coefficient functions).  Else
+    in the arithmetic of earlier releases, bit for bit: a clustered bootstrap
+    groups clusters by their exact feature values, so a seed keeps drawing
+    the same replicates.
+    """
+    rw = r if w is None else r @ w.T
+    if fast:
+        return (r * rw) @ np.ones(r.shape[1]) - rt
+    return (r * (rw - 1.0)).sum(axis=1)
 
 
 def _descending(n: np.ndarray) -> np.ndarray:

@@ -165,6 +165,46 @@ def test_iter_batches_missing_column_lists_columns(tmp_path):
         list(iter_batches(src, ["grade", "model_b"]))
 
 
+def test_row_group_reader_names_a_missing_or_repeated_column(tmp_path):
+    # the parallel Parquet path reads through group_reader, not iter_batches: the
+    # same clear errors there (it raised Arrow's KeyError before)
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([1, 2]), pa.array([2, 2]),
+                                         pa.array([1, 1])], names=["a", "a", "b"]), path)
+    read = open_source(str(path)).group_reader()
+    with pytest.raises(DataError, match=r"has no column 'zz'; its columns are 'a', 'a', 'b'"):
+        list(read(1, [0], ["zz", "b"]))
+    with pytest.raises(DataError, match="more than one column named 'a'"):
+        list(read(1, [0], ["a", "b"]))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_repeated_column_name_is_an_error_not_a_guess(tmp_path, fmt):
+    path = tmp_path / f"x.{fmt}"
+    if fmt == "csv":
+        path.write_bytes(_csv_bytes([[1, 2, 1], [2, 2, 2]], header=("a", "a", "b")))
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array([1, 2]), pa.array([2, 2]),
+                                             pa.array([1, 2])], names=["a", "a", "b"]), path)
+    src = open_source(str(path))
+    with pytest.raises(DataError, match=r"more than one column named 'a'.*its own name"):
+        list(iter_batches(src, ["a", "b"]))
+    assert len(list(iter_batches(src, ["b"]))) == 1  # the other columns still read
+
+
+def test_score_file_on_parallel_row_groups_names_a_missing_column(tmp_path, monkeypatch):
+    from fastkappa.files import score_file
+
+    monkeypatch.setattr(_io, "PARQUET_BATCH_ROWS", 64)  # several units from a small file
+    path = tmp_path / "x.parquet"
+    t = np.arange(1000) % 3
+    pq.write_table(pa.table({"t": t, "p": t}), path, row_group_size=100)
+    assert len(open_source(str(path)).row_group_units()) > 1
+    assert score_file(str(path), true="t", pred="p") == pytest.approx(1.0)
+    with pytest.raises(DataError, match="has no column 'q'"):
+        score_file(str(path), true="t", pred="q")
+
+
 # --------------------------------------------------------------------------- types
 
 
