@@ -95,6 +95,16 @@ class Source:
     #: Parquet: rows in each row group (None for CSV)
     row_groups: list[int] | None = None
     _group_reader: object = None  # callable(types) -> callable(groups, needed, batch_size)
+    _scale: object = None  # callable(column) -> its ordered categories, or None
+
+    def ordered_categories(self, column: str) -> list | None:
+        """The categories of an ordered dictionary column (an ordered Categorical
+        written to Parquet), in their order; None for any other column or format.
+
+        As in one call on the Categorical, they declare the classes, unused
+        ones included.
+        """
+        return None if self._scale is None else self._scale(column)
 
     def row_group_units(self, rows: int | None = None) -> list[tuple[int, list[int]]]:
         """Consecutive row groups packed into units of at least ``rows`` rows
@@ -421,9 +431,19 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
 
         return read
 
+    def scale(column):
+        kind = schema.field(column).type if column in columns else None
+        if kind is None or not (pa.types.is_dictionary(kind) and kind.ordered):
+            return None
+        # every batch carries the whole dictionary (pyarrow restores it from the
+        # stored Arrow schema): one row of the first row group is enough
+        first = next(pf.iter_batches(batch_size=1, columns=[column], use_threads=False),
+                     None)
+        return None if first is None else first.column(0).dictionary.to_pylist()
+
     md = pf.metadata
     sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-    return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader)
+    return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader, scale)
 
 
 def _is_text(t) -> bool:

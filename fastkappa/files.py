@@ -205,6 +205,21 @@ class FileScore:
     by: Any = None  #: KappaByGroup with ``by``
 
 
+def _file_scale(src, true: str, pred: str) -> list | None:
+    """The classes that ordered dictionary label columns declare (an ordered
+    Categorical written to Parquet), as an ordered Categorical does in one call;
+    None unless both columns are such columns."""
+    scales = [src.ordered_categories(c) for c in (true, pred)]
+    if scales[0] is None or scales[1] is None:
+        return None
+    if scales[0] != scales[1]:
+        raise DataError(
+            f"{src.name}: columns {true!r} and {pred!r} are ordered categoricals with "
+            "different categories; they must declare the same classes in the same order "
+            "(or pass `labels=` in the scale's order).")
+    return scales[0]
+
+
 def _unique(names) -> list[str]:
     out: list[str] = []
     for n in names:
@@ -256,10 +271,12 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                          "sample_weight=...) instead.")
     if method is not None:  # bad interval options fail before the file is read
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)
-    acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     spec = _Spec(true, pred, by, clusters, nan_policy, progress, weight, weight_kind,
                  ignore_index)
     src = as_source(source, sep=sep)
+    if labels is None and n_classes is None:
+        labels = _file_scale(src, true, pred)
+    acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)
     conv = {c: LabelConverter(c, src.fmt) for c in needed if c != weight}
@@ -337,6 +354,8 @@ def _explain_update_error(err: ValueError, cols: dict, declared, row0: int,
                     "declare every class with `labels=` or `n_classes=`.")
     names = list(cols)
     msg = str(err).replace("`y_true`", repr(names[0])).replace("`y_pred`", repr(names[-1]))
+    msg = msg.replace("CohenKappa(labels=[...], weights=...)",
+                      "pass `labels=` in the scale's order")
     return DataError(f"in the rows from row {row0}: {msg}")
 
 

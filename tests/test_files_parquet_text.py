@@ -142,3 +142,38 @@ def test_all_missing_text_batch_then_values(tmp_path, engine):
                    path, row_group_size=300)
     got = fk.files.score_file(path, true="y", pred="p", nan_policy="omit")
     assert got == pytest.approx(cohen_kappa_score(y[300:], p[300:]), rel=1e-12)
+
+
+def _ordered_file(path, t_cats, p_cats, rows):
+    """Two ordered Categorical columns (pandas' Parquet form) in small row groups."""
+    import pandas as pd
+
+    df = pd.DataFrame({"y": pd.Categorical(rows["y"], categories=t_cats, ordered=True),
+                       "p": pd.Categorical(rows["p"], categories=p_cats, ordered=True)})
+    pq.write_table(pa.Table.from_pandas(df), path, row_group_size=256)
+    return str(path)
+
+
+def test_ordered_categorical_columns_declare_the_scale(text_rows, tmp_path, engine):
+    # as in one call on the Categoricals: their categories are the classes, in their
+    # order, unused ones included (an unused class in the middle changes QWK)
+    scale = ["none", "mild", "unused", "moderate", "severe", "proliferative"]
+    path = _ordered_file(tmp_path / "ordered.parquet", scale, scale, text_rows)
+    assert _io.open_source(path).ordered_categories("y") == scale
+    assert _io.open_source(path).ordered_categories("site") is None
+    res = fk.files._score(path, true="y", pred="p", weights="quadratic")
+    assert res.accumulator.labels.tolist() == scale
+    want = cohen_kappa_score(text_rows["y"], text_rows["p"], labels=scale, weights="quadratic")
+    assert res.kappa == pytest.approx(want, rel=1e-12)
+    assert res.kappa != pytest.approx(cohen_kappa_score(
+        text_rows["y"], text_rows["p"], labels=LABELS, weights="quadratic"), rel=1e-6)
+
+
+def test_ordered_categoricals_with_different_categories_are_an_error(text_rows, tmp_path):
+    path = _ordered_file(tmp_path / "mixed.parquet", LABELS, LABELS[::-1], text_rows)
+    with pytest.raises(_io.DataError, match="ordered categoricals with different categories"):
+        fk.files.score_file(path, true="y", pred="p", weights="quadratic")
+    # declared labels take precedence over the file's order
+    got = fk.files.score_file(path, true="y", pred="p", weights="quadratic", labels=LABELS)
+    assert got == pytest.approx(cohen_kappa_score(text_rows["y"], text_rows["p"],
+                                                  labels=LABELS, weights="quadratic"))
