@@ -205,18 +205,19 @@ class FileScore:
     by: Any = None  #: KappaByGroup with ``by``
 
 
-def _file_scale(src, true: str, pred: str) -> list | None:
-    """The classes that ordered dictionary label columns declare (an ordered
-    Categorical written to Parquet), as an ordered Categorical does in one call;
-    None unless both columns are such columns."""
-    scales = [src.ordered_categories(c) for c in (true, pred)]
-    if scales[0] is None or scales[1] is None:
+def _file_scale(src, columns: list[str]) -> list | None:
+    """The classes that ordered dictionary label columns declare (ordered
+    Categoricals written to Parquet), as an ordered Categorical does in one call;
+    None unless every one of ``columns`` is such a column."""
+    scales = [src.ordered_categories(c) for c in columns]
+    if not scales or any(sc is None for sc in scales):
         return None
-    if scales[0] != scales[1]:
-        raise DataError(
-            f"{src.name}: columns {true!r} and {pred!r} are ordered categoricals with "
-            "different categories; they must declare the same classes in the same order "
-            "(or pass `labels=` in the scale's order).")
+    for c, sc in zip(columns[1:], scales[1:], strict=True):
+        if sc != scales[0]:
+            raise DataError(
+                f"{src.name}: columns {columns[0]!r} and {c!r} are ordered categoricals "
+                "with different categories; they must declare the same classes in the "
+                "same order (or pass `labels=` in the scale's order).")
     return scales[0]
 
 
@@ -275,7 +276,7 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                  ignore_index)
     src = as_source(source, sep=sep)
     if labels is None and n_classes is None:
-        labels = _file_scale(src, true, pred)
+        labels = _file_scale(src, _unique([true, pred]))
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)

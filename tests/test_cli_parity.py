@@ -431,3 +431,49 @@ def test_score_file_refusals(paths, kw, message):
 
     with pytest.raises(ValueError, match=message):
         score_file(paths["csv"], true="grade", pred="model_a", **kw)
+
+
+# --------------------------------------------------------------------------- ordered categoricals
+
+
+@pytest.fixture(scope="module")
+def ordered(tmp_path_factory):
+    """Ordered Categorical label columns (pandas' Parquet form) with an unused
+    category inside the scale, a score and row weights."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    scale = ["low", "mid", "unused", "high"]
+    n = 3000
+    t = rng.choice(["low", "mid", "high"], n)
+    def noisy(share):
+        return np.where(rng.random(n) < share, t, rng.choice(["low", "mid", "high"], n))
+    df = pd.DataFrame({"t": pd.Categorical(t, categories=scale, ordered=True),
+                       "a": pd.Categorical(noisy(0.7), categories=scale, ordered=True),
+                       "b": pd.Categorical(noisy(0.5), categories=scale, ordered=True),
+                       "w": rng.integers(1, 4, n).astype(float)})
+    df["s"] = pd.Categorical(t, categories=scale).codes + rng.random(n)
+    path = tmp_path_factory.mktemp("ordered") / "o.parquet"
+    pq.write_table(pa.Table.from_pandas(df), path, row_group_size=500)
+    return str(path), df
+
+
+def test_ordered_categoricals_declare_the_scale_for_every_command(ordered, capsys):
+    # as in one call on the Categoricals (their categories are the classes, the
+    # unused one included); weighted kappa needed --labels before
+    path, df = ordered
+    got = run_json(["score", path, "--true", "t", "--pred", "a", "--weights", "quadratic"],
+                   capsys)
+    assert got["kappa"] == pytest.approx(fk.cohen_kappa(df.t, df.a, weights="quadratic"))
+    assert got["labels"] == ["low", "mid", "unused", "high"]
+    got = run_json(["score", path, "--true", "t", "--pred", "a", "--weights", "quadratic",
+                    "--sample-weight", "w", "--method", "asymptotic"], capsys)
+    assert got["kappa"] == pytest.approx(
+        fk.cohen_kappa(df.t, df.a, weights="quadratic", sample_weight=df.w))
+    got = run_json(["compare", path, "--true", "t", "--pred", "a", "b", "--weights",
+                    "quadratic", "--n-resamples", "200", "--seed", "1"], capsys)
+    for m in ("a", "b"):
+        assert got["models"][m]["estimate"] == pytest.approx(
+            fk.cohen_kappa(df.t, df[m], weights="quadratic"))
+    got = run_json(["thresholds", path, "--true", "t", "--score", "s"], capsys)
+    fitted = fk.ThresholdOptimizer().fit(df.t, df.s)
+    assert got["thresholds"] == pytest.approx(list(fitted.thresholds_))

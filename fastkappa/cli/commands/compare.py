@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._display import kappa_name, method_label
 from ..._io import open_source
 from ...compare import compare as compare_models
-from ...files import _declared, _unique
+from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
 from .._common import (
     UsageError,
@@ -58,9 +58,11 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
             sample_weight: str | None = None, frequency_weight: str | None = None) -> Output:
     """Read the columns, run :func:`fastkappa.compare` and lay out the result."""
     plot = _check_plot_path(plot) if plot else None
-    class_kw = class_keywords(labels, n_classes)
     src = open_source(file, sep=sep)
     label_cols = _unique([true, *pred])
+    if labels is None and n_classes is None:  # ordered categoricals declare the classes
+        labels = _file_scale(src, label_cols)
+    class_kw = class_keywords(labels, n_classes)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     cols = _read_file_columns(src, label_cols, score_cols=list(weight.values()),

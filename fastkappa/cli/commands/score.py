@@ -106,6 +106,8 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
     from ..._io import open_source
 
     src = open_source(file, sep=sep)
+    if labels is None and n_classes is None:  # ordered categoricals declare the classes
+        labels = files._file_scale(src, files._unique([true, pred]))
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     class_kw = class_keywords(labels, n_classes)
