@@ -435,8 +435,11 @@ def agreement_heading(res) -> str:
     if res.n_clusters is not None:
         how += f", {res.n_clusters} clusters"
     w = "" if res.weights is None else f", {weights_name(res.weights)} weights"
+    # items without any rating are left out of every coefficient: say so
+    unrated = getattr(res, "n_unrated", 0) or 0
+    left = (f" ({unrated:,} more without a rating, left out)" if unrated else "")
     return (f"agreement among {res.n_raters or 'anonymous'} raters on {res.n_items} "
-            f"items, {len(res.classes)} classes{w}; {level(res.confidence_level)} "
+            f"items{left}, {len(res.classes)} classes{w}; {level(res.confidence_level)} "
             f"CI {how}")
 
 

@@ -283,6 +283,13 @@ def test_items_with_no_rating_are_left_out(rng):
     y = np.vstack([x, np.full((3, 4), np.nan)])
     for name in NAMES:
         assert FUNCS[name](y) == pytest.approx(FUNCS[name](x), abs=1e-15)
+    # ... and the result says how many it left out (not only in to_dict)
+    res = fk.agreement(y)
+    assert (res.n_items, res.n_unrated) == (20 - int(np.isnan(x).all(axis=1).sum()),
+                                            3 + int(np.isnan(x).all(axis=1).sum()))
+    assert f"({res.n_unrated} more without a rating, left out)" in str(res)
+    assert "without a rating" in res._repr_html_()
+    assert "without a rating" not in str(fk.agreement(x[~np.isnan(x).all(axis=1)]))
 
 
 # --------------------------------------------------------------------------- errors
