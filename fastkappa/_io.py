@@ -252,15 +252,64 @@ def as_source(data, *, sep: str | None = None) -> Source:
 
 def _arrow_stream_source(reader) -> Source:
     used = []
+    # the first batch is read ahead (and handed out first): an ordered dictionary
+    # column declares its categories, which only a batch holds
+    ahead = []
+    columns = list(reader.schema.names)
+
+    def first_batch():
+        if not ahead:
+            ahead.append(next(iter(reader), None))
+        return ahead[0]
 
     def batches(needed, types):
         if used:
             raise DataError("an Arrow stream can be read only once; pass a new one.")
         used.append(True)
+        first = first_batch()
+        if first is None:
+            return
+        yield _plain_strings(first.select(list(needed)))
         for batch in reader:
-            yield batch.select(list(needed))
+            yield _plain_strings(batch.select(list(needed)))
 
-    return Source("the Arrow stream", "arrow", list(reader.schema.names), None, batches)
+    def scale(column):
+        kind = reader.schema.field(column).type if columns.count(column) == 1 else None
+        if kind is None or not (_pa().types.is_dictionary(kind) and kind.ordered):
+            return None
+        first = first_batch()
+        if first is None:
+            return None
+        return first.column(columns.index(column)).dictionary.to_pylist()
+
+    return Source("the Arrow stream", "arrow", columns, None, batches, _scale=scale)
+
+
+def _pa():
+    import pyarrow as pa
+
+    return pa
+
+
+def _plain_strings(batch):
+    """A batch whose string-view columns (polars exports text as ``string_view``)
+    are large strings, dictionary values included, so the label readers see the
+    string types they know."""
+    pa = _pa()
+    is_view = getattr(pa.types, "is_string_view", None)  # pyarrow 16 on
+    if is_view is None:
+        return batch
+    arrays = list(batch.columns)
+    changed = False
+    for i, arr in enumerate(arrays):
+        t = arr.type
+        if is_view(t):
+            arrays[i], changed = arr.cast(pa.large_string()), True
+        elif pa.types.is_dictionary(t) and is_view(t.value_type):
+            arrays[i] = pa.DictionaryArray.from_arrays(
+                arr.indices, arr.dictionary.cast(pa.large_string()), ordered=t.ordered)
+            changed = True
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names) if changed else batch
 
 
 def _one_line(e: BaseException) -> str:
@@ -432,11 +481,18 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
         return read
 
     def scale(column):
-        kind = schema.field(column).type if column in columns else None
+        kind = schema.field(column).type if columns.count(column) == 1 else None
         if kind is None or not (pa.types.is_dictionary(kind) and kind.ordered):
             return None
-        # every batch carries the whole dictionary (pyarrow restores it from the
-        # stored Arrow schema): one row of the first row group is enough
+        # a dictionary-encoded column carries the whole Arrow dictionary in every
+        # row group (pyarrow writes the categories as the dictionary page and
+        # restores the order from the stored schema): one row of the first row
+        # group is enough. Plain-encoded ones rebuild a dictionary per batch from
+        # its own values, so they declare nothing.
+        leaf = [j for j in range(md.num_columns) if md.schema.column(j).path == column]
+        if len(leaf) != 1 or not all(md.row_group(g).column(leaf[0]).has_dictionary_page
+                                     for g in range(md.num_row_groups)):
+            return None
         first = next(pf.iter_batches(batch_size=1, columns=[column], use_threads=False),
                      None)
         return None if first is None else first.column(0).dictionary.to_pylist()

@@ -89,8 +89,14 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
                          "the raters' columns with `wide=`.")
     if wide is not None and (len(wide) < 2 or len(set(wide)) != len(wide)):
         raise ValueError("`wide=` needs at least two distinct rater columns.")
-    acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
     src = as_source(path, sep=sep)
+    if labels is None and n_classes is None:
+        # ordered categorical label columns declare the classes, as in one call (the
+        # reader's dictionary arrays no longer carry the order flag)
+        from .files import _file_scale
+
+        labels = _file_scale(src, [label] if wide is None else list(wide))
+    acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
     if wide is None:
         needed = [item, rater, label]
         if len(set(needed)) != 3:

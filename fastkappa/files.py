@@ -207,18 +207,19 @@ class FileScore:
 
 def _file_scale(src, columns: list[str]) -> list | None:
     """The classes that ordered dictionary label columns declare (ordered
-    Categoricals written to Parquet), as an ordered Categorical does in one call;
-    None unless every one of ``columns`` is such a column."""
-    scales = [src.ordered_categories(c) for c in columns]
-    if not scales or any(sc is None for sc in scales):
+    Categoricals written to Parquet, or in an Arrow stream), as an ordered
+    Categorical does in one call; None when none of ``columns`` is one."""
+    scales = [(c, src.ordered_categories(c)) for c in columns]
+    scales = [(c, sc) for c, sc in scales if sc is not None]
+    if not scales:
         return None
-    for c, sc in zip(columns[1:], scales[1:], strict=True):
-        if sc != scales[0]:
+    for c, sc in scales[1:]:
+        if sc != scales[0][1]:
             raise DataError(
-                f"{src.name}: columns {columns[0]!r} and {c!r} are ordered categoricals "
+                f"{src.name}: columns {scales[0][0]!r} and {c!r} are ordered categoricals "
                 "with different categories; they must declare the same classes in the "
                 "same order (or pass `labels=` in the scale's order).")
-    return scales[0]
+    return scales[0][1]
 
 
 def _unique(names) -> list[str]:

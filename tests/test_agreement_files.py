@@ -117,3 +117,27 @@ def test_bad_label_names_its_row(tmp_path):
     path.write_text("item,rater,label\n1,a,0\n1,b,1\n2,a,1.5\n2,b,1\n")
     with pytest.raises(ValueError, match="row 3"):
         fkf.agreement_file(str(path), item="item", rater="rater", label="label")
+
+
+def test_ordered_categorical_parquet_declares_the_scale(rng, tmp_path):
+    # categories out of alphabetical order, one unused: the file's order is the
+    # scale for weighted coefficients, wide and long, as in one call
+    cats = ["lo", "mid", "unused", "hi"]
+    n = 300
+    x = rng.choice(["lo", "mid", "hi"], (n, 3)).astype(object)
+    x[rng.random(x.shape) < 0.2] = None
+    df = pd.DataFrame({f"r{i}": pd.Categorical(x[:, i], categories=cats, ordered=True)
+                       for i in range(3)})
+    pq.write_table(pa.Table.from_pandas(df), tmp_path / "w.parquet", row_group_size=64)
+    items, raters = np.nonzero(pd.notna(x))
+    long = pd.DataFrame({"i": items, "r": raters, "l": pd.Categorical(
+        x[items, raters], categories=cats, ordered=True)})
+    pq.write_table(pa.Table.from_pandas(long), tmp_path / "l.parquet", row_group_size=64)
+    want = fk.agreement(df, weights="quadratic")
+    assert want.classes.tolist() == cats
+    for got in (fkf.agreement_file(str(tmp_path / "w.parquet"), wide=["r0", "r1", "r2"],
+                                   weights="quadratic"),
+                fkf.agreement_file(str(tmp_path / "l.parquet"), item="i", rater="r",
+                                   label="l", weights="quadratic")):
+        assert got.classes.tolist() == cats
+        _same(got, want)

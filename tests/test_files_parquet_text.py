@@ -177,3 +177,55 @@ def test_ordered_categoricals_with_different_categories_are_an_error(text_rows, 
     got = fk.files.score_file(path, true="y", pred="p", weights="quadratic", labels=LABELS)
     assert got == pytest.approx(cohen_kappa_score(text_rows["y"], text_rows["p"],
                                                   labels=LABELS, weights="quadratic"))
+
+
+def test_plain_encoded_ordered_columns_declare_nothing(tmp_path):
+    # without dictionary pages each batch rebuilds its dictionary from its own
+    # values: the file does not hold the categories, so none are declared
+    import pandas as pd
+
+    c = ["lo", "mid", "hi", "top"]
+    pd.DataFrame({"t": pd.Categorical(["hi", "lo", "mid"] * 5, categories=c, ordered=True)}
+                 ).to_parquet(tmp_path / "plain.parquet", use_dictionary=False)
+    assert _io.open_source(str(tmp_path / "plain.parquet")).ordered_categories("t") is None
+
+
+def test_one_ordered_column_declares_the_scale_as_in_memory(text_rows, tmp_path):
+    import pandas as pd
+
+    scale = ["none", "mild", "unused", "moderate", "severe", "proliferative"]
+    t = pd.Categorical(text_rows["y"], categories=scale, ordered=True)
+    path = tmp_path / "one.parquet"
+    pq.write_table(pa.table({"y": pa.array(t), "p": text_rows["p"]}), path)
+    got = fk.files.score_file(str(path), true="y", pred="p", weights="quadratic")
+    assert got == pytest.approx(fk.cohen_kappa(t, text_rows["p"], weights="quadratic"))
+
+
+def test_a_repeated_label_column_name_is_a_clear_error(tmp_path):
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([0, 1, 2]), pa.array([0, 1, 1]),
+                                         pa.array([0, 1, 2])], names=["a", "a", "b"]), path)
+    with pytest.raises(_io.DataError, match="more than one column named 'a'"):
+        fk.files.score_file(str(path), true="a", pred="b")
+
+
+def test_arrow_streams_with_string_views_and_ordered_dictionaries(text_rows):
+    # polars exports text as string_view, a Categorical as a dictionary of them and
+    # an Enum as an ordered one: the Enum's categories are the scale
+    pl = pytest.importorskip("polars")
+    import pandas as pd
+
+    df = pl.DataFrame({"y": list(text_rows["y"]), "p": list(text_rows["p"])})
+    assert fk.files.score_file(df, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(text_rows["y"], text_rows["p"]))
+    cat = df.with_columns(pl.col("y").cast(pl.Categorical), pl.col("p").cast(pl.Categorical))
+    assert fk.files.score_file(cat, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(text_rows["y"], text_rows["p"]))
+    enum = df.with_columns(pl.col("y").cast(pl.Enum(LABELS)), pl.col("p").cast(pl.Enum(LABELS)))
+    assert fk.files.score_file(enum, true="y", pred="p", weights="quadratic") == pytest.approx(
+        cohen_kappa_score(text_rows["y"], text_rows["p"], labels=LABELS, weights="quadratic"))
+    scale = ["none", "mild", "unused", "moderate", "severe", "proliferative"]
+    table = pa.table({c: pa.array(pd.Categorical(text_rows[c], categories=scale,
+                                                 ordered=True)) for c in ("y", "p")})
+    assert fk.files.score_file(table, true="y", pred="p", weights="quadratic") == pytest.approx(
+        cohen_kappa_score(text_rows["y"], text_rows["p"], labels=scale, weights="quadratic"))
