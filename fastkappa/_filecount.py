@@ -319,7 +319,7 @@ class UnitTables:
 
         from ._core import weights as weight_module
         from ._core.config import DENSE_CELLS_MAX
-        from ._core.intervals import _kappa_ci_iv
+        from ._core.intervals import _kappa_ci_iv, with_provenance
         from ._core.units import _single_model_cells, units_from_clusters
         from .bootstrap import _ci_from_units
 
@@ -345,7 +345,9 @@ class UnitTables:
                                     len(ids), cell_t, cell_p, k)
         units = dataclasses.replace(units, n_rows=int(count.sum()))
         wmat = weight_module.weight_matrix(k, weights)
-        return _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+        res = _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+        # the seed, weights, rows and clusters, as fastkappa.kappa_ci records them
+        return with_provenance(res, seq, weights, units)
 
 
 def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,

@@ -72,6 +72,10 @@ def test_score_file_clusters_equal_kappa_ci(graded, paths):
     ref = fk.kappa_ci(graded["y"], graded["p"], method="percentile", n_resamples=300,
                       seed=2, clusters=graded["patient"])
     assert (got.low, got.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+    # and the same record of what reproduces it (seed, weights, rows, clusters)
+    assert (got.seed, got.weights, got.n_rows, got.n_clusters) == (
+        ref.seed, ref.weights, ref.n_rows, ref.n_clusters)
+    assert got.seed == 2 and got.n_clusters == len(np.unique(graded["patient"]))
 
 
 def test_score_file_by_equals_kappa_by_group(graded, paths):
