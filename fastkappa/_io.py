@@ -274,8 +274,7 @@ def _arrow_stream_source(reader) -> Source:
             yield _plain_strings(batch.select(list(needed)))
 
     def scale(column):
-        kind = reader.schema.field(column).type if columns.count(column) == 1 else None
-        if kind is None or not (_pa().types.is_dictionary(kind) and kind.ordered):
+        if not _ordered_dictionary(reader.schema, column):
             return None
         first = first_batch()
         if first is None:
@@ -285,17 +284,21 @@ def _arrow_stream_source(reader) -> Source:
     return Source("the Arrow stream", "arrow", columns, None, batches, _scale=scale)
 
 
-def _pa():
-    import pyarrow as pa
-
-    return pa
+def _ordered_dictionary(schema, column: str) -> bool:
+    """Whether ``column`` is named once in ``schema`` and is an ordered dictionary
+    (an ordered Categorical, a polars Enum)."""
+    pa = require_pyarrow()
+    if schema.names.count(column) != 1:
+        return False
+    kind = schema.field(column).type
+    return pa.types.is_dictionary(kind) and kind.ordered
 
 
 def _plain_strings(batch):
     """A batch whose string-view columns (polars exports text as ``string_view``)
     are large strings, dictionary values included, so the label readers see the
     string types they know."""
-    pa = _pa()
+    pa = require_pyarrow()
     is_view = getattr(pa.types, "is_string_view", None)  # pyarrow 16 on
     if is_view is None:
         return batch
@@ -481,8 +484,7 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
         return read
 
     def scale(column):
-        kind = schema.field(column).type if columns.count(column) == 1 else None
-        if kind is None or not (pa.types.is_dictionary(kind) and kind.ordered):
+        if not _ordered_dictionary(schema, column):
             return None
         # a dictionary-encoded column carries the whole Arrow dictionary in every
         # row group (pyarrow writes the categories as the dictionary page and

@@ -230,8 +230,9 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
     rt_all = rf @ np.ones(k)
     scored = np.flatnonzero(rt_all > 0)
     if estimate_only:  # found order; a slice (no copies) when the unrated type comes first
-        contiguous = len(scored) == 0 or scored[-1] - scored[0] + 1 == len(scored)
-        order = slice(scored[0], scored[-1] + 1) if contiguous and len(scored) else scored
+        order = scored
+        if len(scored) and scored[-1] - scored[0] + 1 == len(scored):
+            order = slice(scored[0], scored[-1] + 1)
     else:
         order = scored[_descending(type_counts[scored])]
     rank = np.full(len(type_counts), -1, dtype=np.int64)
