@@ -105,9 +105,11 @@ class LabelConverter:
                 codes = codes.astype(np.int64)
             codes[arrow_nulls(idx)] = -1
         dict_vals = arr.dictionary
-        # a file's own dictionary may declare an order (an ordered Categorical written
-        # to Parquet): its categories are then the scale, as for the in-memory column
-        ordered = self.fmt != "csv" and bool(getattr(arr.type, "ordered", False))
+        # a batch's dictionary order is not the file's scale: an ordered Categorical
+        # written to Parquet declares its categories through the source
+        # (Source.ordered_categories, passed as the classes), and a column written
+        # without dictionary pages rebuilds each batch's dictionary from its values
+        ordered = False
         if pa.types.is_string(dict_vals.type) or pa.types.is_large_string(dict_vals.type):
             words = dict_vals.to_pylist()
             if self.fmt == "csv":

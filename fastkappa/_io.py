@@ -55,6 +55,35 @@ MISSING_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+class CommandLineInt(int):
+    """A class label typed on the command line that reads as an integer; ``text``
+    keeps what was typed, the label itself when the file stores its labels as
+    text (a Parquet string column holding ``"10"``)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> CommandLineInt:
+        self = super().__new__(cls, int(text))
+        self.text = text
+        return self
+
+
+def as_file_labels(src: Source, columns: list[str], labels, ignore_index):
+    """``labels`` and ``ignore_index`` in the type of the file's label ``columns``:
+    integers typed on the command line (:class:`CommandLineInt`) are their text
+    when a typed source stores any of those columns as text, so ``--labels 2,3,10``
+    and ``--ignore-index 10`` name the strings ``"2"``, ``"3"``, ``"10"`` there."""
+    if not any(src.holds_text(c) for c in columns if c is not None):
+        return labels, ignore_index
+
+    def text(v):
+        return v.text if isinstance(v, CommandLineInt) else v
+
+    if isinstance(labels, list) and any(isinstance(v, CommandLineInt) for v in labels):
+        labels = [text(v) for v in labels]
+    return labels, text(ignore_index)
+
+
 class DataError(ValueError):
     """The data cannot be scored (exit code 1 on the command line)."""
 
@@ -96,6 +125,26 @@ class Source:
     row_groups: list[int] | None = None
     _group_reader: object = None  # callable(types) -> callable(groups, needed, batch_size)
     _scale: object = None  # callable(column) -> its ordered categories, or None
+    schema: object = None  #: the pyarrow schema of a typed source (Parquet, Arrow)
+
+    def unstored_order(self, column: str) -> bool:
+        """Whether ``column`` is an ordered dictionary in the schema whose
+        categories the file does not store (an ordered Categorical written
+        without dictionary pages: each batch rebuilds its dictionary)."""
+        return (self.schema is not None and _ordered_dictionary(self.schema, column)
+                and self.ordered_categories(column) is None)
+
+    def holds_text(self, column: str) -> bool:
+        """Whether a typed source (Parquet, an Arrow stream) stores ``column`` as
+        text: strings, string views, or a dictionary of them.  Always False for
+        CSV, whose words are numbers when they all read as numbers."""
+        if self.schema is None or self.schema.names.count(column) != 1:
+            return False
+        pa = require_pyarrow()
+        kind = self.schema.field(column).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        return _is_text(kind) or pa.types.is_string_view(kind)
 
     def ordered_categories(self, column: str) -> list | None:
         """The categories of an ordered dictionary column (an ordered Categorical
@@ -281,7 +330,8 @@ def _arrow_stream_source(reader) -> Source:
             return None
         return first.column(columns.index(column)).dictionary.to_pylist()
 
-    return Source("the Arrow stream", "arrow", columns, None, batches, _scale=scale)
+    return Source("the Arrow stream", "arrow", columns, None, batches, _scale=scale,
+                  schema=reader.schema)
 
 
 def _ordered_dictionary(schema, column: str) -> bool:
@@ -501,7 +551,8 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
 
     md = pf.metadata
     sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-    return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader, scale)
+    return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader, scale,
+                  schema)
 
 
 def _is_text(t) -> bool:

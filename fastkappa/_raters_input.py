@@ -34,6 +34,7 @@ from ._core.encode import (
     side_for as _side_for,
 )
 from ._core.encoding import float_codes as _float_codes
+from ._core.options import check_marker_kind
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,6 +206,12 @@ def _length(col) -> int:
     return len(col.codes) if isinstance(col, CodesColumn) else len(col.values)
 
 
+def check_missing_kind(missing, kind: str | None) -> None:
+    """A ``missing`` marker of the other kind than the ratings is an error (its
+    cells would count as a class)."""
+    check_marker_kind("missing", missing, kind, "ratings", "mark no rating as missing")
+
+
 def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndarray, str, bool]:
     """The classes (two-rater rules), their kind ('num'/'str') and whether ordered."""
     declared, kind = _check_labels(labels, n_classes)
@@ -227,6 +234,7 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
                 "the ratings mix strings and numbers across raters; labels must be all "
                 "strings or all numbers (convert with .astype(str)).")
         kind = kinds.pop() if kinds else "num"
+    check_missing_kind(missing, kind)
     ordered = declared is not None or kind == "num"
     check_order(ordered, weighted)
     if declared is None:

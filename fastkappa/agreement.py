@@ -121,7 +121,8 @@ _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), option
     n_classes : int, optional
         Classes are ``0..n_classes-1``.
     missing : scalar, optional
-        A label value that marks a missing rating (e.g. -1 or "")."""
+        A label value that marks a missing rating (e.g. -1 or ""), of the
+        ratings' kind: a number on string ratings is a ``ValueError``."""
 
 _UNDEFINED_DOC = """    replace_undefined_by : float, default nan
         Returned, with an :class:`~fastkappa.UndefinedKappaWarning`, when the

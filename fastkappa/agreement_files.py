@@ -78,7 +78,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
     AgreementAccumulator
     """
     from ._file_columns import LabelConverter
-    from ._io import as_source, iter_batches
+    from ._io import as_file_labels, as_source, iter_batches
 
     long_given = [v is not None for v in (item, rater, label)]
     if wide is not None and any(long_given):
@@ -90,6 +90,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
     if wide is not None and (len(wide) < 2 or len(set(wide)) != len(wide)):
         raise ValueError("`wide=` needs at least two distinct rater columns.")
     src = as_source(path, sep=sep)
+    labels, _ = as_file_labels(src, [label] if wide is None else list(wide), labels, None)
     if labels is None and n_classes is None:
         # ordered categorical label columns declare the classes, as in one call (the
         # reader's dictionary arrays no longer carry the order flag)

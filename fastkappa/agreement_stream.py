@@ -28,6 +28,7 @@ from ._raters_input import (
     _finish,
     _slots,
     by_patterns,
+    check_missing_kind,
     check_order,
     first_repeat,
     pattern_space,
@@ -425,6 +426,7 @@ class AgreementAccumulator:
         if isinstance(col, MatrixColumn):
             raise ValueError("`label` must be 1-D, one label per row.")
         if self._declared is not None:
+            check_missing_kind(self._missing, self._kind)
             return _slots(col, self._declared, self._kind, self._missing, "label")
         if isinstance(col, FloatColumn):
             col = whole_float_codes(col, "label")
@@ -443,6 +445,7 @@ class AgreementAccumulator:
             if getattr(col, "ordered", False):
                 used[:] = True
         kind = col.kind if used.any() else None
+        check_missing_kind(self._missing, kind)  # before the accumulator takes the kind
         if kind is not None:
             if self._kind is None:
                 self._kind = kind

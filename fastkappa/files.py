@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from ._core.config import MAX_CLASSES
 from ._core.dispatch import use_serial_kernels
+from ._core.weights import is_unweighted as _unweighted
 from ._file_columns import (
     LabelConverter,
     first_row_outside,
@@ -42,7 +44,14 @@ from ._file_columns import (
 )
 from ._filecount import UnitTables as _UnitTables
 from ._filecount import score_groups as _score_groups
-from ._io import DataError, as_source, iter_batches, progress_bar, wait_all
+from ._io import (
+    DataError,
+    as_file_labels,
+    as_source,
+    iter_batches,
+    progress_bar,
+    wait_all,
+)
 from .agreement_files import agreement_file
 
 __all__ = ["DataError", "agreement_file", "score_file"]
@@ -205,14 +214,31 @@ class FileScore:
     by: Any = None  #: KappaByGroup with ``by``
 
 
-def _file_scale(src, columns: list[str]) -> list | None:
+def _file_scale(src, columns: list[str], weights=None) -> list | None:
     """The classes that ordered dictionary label columns declare (ordered
     Categoricals written to Parquet, or in an Arrow stream), as an ordered
-    Categorical does in one call; None when none of ``columns`` is one."""
+    Categorical does in one call; None when none of ``columns`` is one.
+
+    With kappa ``weights``, an ordered column whose categories the file does not
+    store (written without dictionary pages) is an error that says so."""
     scales = [(c, src.ordered_categories(c)) for c in columns]
+    if not any(sc is not None for c, sc in scales) and not _unweighted(weights):
+        for c, _ in scales:
+            if src.unstored_order(c):
+                raise DataError(
+                    f"{src.name}: column {c!r} is an ordered categorical, but the file "
+                    "stores its values without the categories (it was written without "
+                    "dictionary encoding), so it does not hold their order; weighted "
+                    "kappa needs it: pass `labels=` in the scale's order.")
     scales = [(c, sc) for c, sc in scales if sc is not None]
     if not scales:
         return None
+    for c, sc in scales:
+        if len(sc) > MAX_CLASSES:
+            raise DataError(
+                f"{src.name}: column {c!r} is an ordered categorical with {len(sc)} "
+                f"categories, more than the {MAX_CLASSES} classes a confusion matrix "
+                "supports here; are these really class labels?")
     for c, sc in scales[1:]:
         if sc != scales[0][1]:
             raise DataError(
@@ -273,11 +299,12 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                          "sample_weight=...) instead.")
     if method is not None:  # bad interval options fail before the file is read
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)
+    src = as_source(source, sep=sep)
+    labels, ignore_index = as_file_labels(src, [true, pred], labels, ignore_index)
     spec = _Spec(true, pred, by, clusters, nan_policy, progress, weight, weight_kind,
                  ignore_index)
-    src = as_source(source, sep=sep)
     if labels is None and n_classes is None:
-        labels = _file_scale(src, _unique([true, pred]))
+        labels = _file_scale(src, _unique([true, pred]), weights)
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)
@@ -545,6 +572,9 @@ def _drop_ignored(spec: _Spec, values: dict, index):
         if col.dtype.kind in "iuf" and isinstance(value, str):
             raise DataError(f"`ignore_index` is the string {value!r}, but column {c!r} holds "
                             "numbers; give a number.")
+        if col.dtype.kind not in "iufb" and not isinstance(value, str):
+            raise DataError(f"`ignore_index` is the number {value!r}, but column {c!r} holds "
+                            f"text; give the label as a string ({str(value)!r}).")
         m = col == value
         hit = m if hit is None else (hit | m)
     if hit is None or not hit.any():

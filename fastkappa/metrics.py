@@ -46,7 +46,8 @@ _INPUT_DOC = """\
         dropped. The result equals that of the expanded rows, counted exactly
         in int64. Not together with ``sample_weight``.
     ignore_index : scalar, optional
-        Rows where either side equals this value are dropped.
+        Rows where either side equals this value are dropped. It must be of
+        the labels' kind: a number on string labels is a ``ValueError``.
     nan_policy : {'raise', 'omit'}, default 'raise'
         What to do with rows holding NaN/None on either side.
     thresholds : array_like, optional

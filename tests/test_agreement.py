@@ -265,6 +265,30 @@ def test_containers_and_missing_markers(rng):
     assert fk.fleiss_kappa(pa.Table.from_pandas(df)) == pytest.approx(want, abs=1e-14)
 
 
+def test_a_missing_marker_of_the_other_kind_is_an_error(rng):
+    # -1 never equals "-1": the marker would mark nothing and count as a class
+    x = random_ratings(rng, 30, 3, 3)
+    strs = np.where(np.isnan(x), "-1", np.char.add("c", np.nan_to_num(x).astype(int).astype(str)))
+    want = fk.fleiss_kappa(x)
+    assert fk.fleiss_kappa(strs, missing="-1") == pytest.approx(want, abs=1e-14)
+    number = r"`missing` is the number -1 but the ratings are strings.*give it as '-1'"
+    with pytest.raises(ValueError, match=number):
+        fk.fleiss_kappa(strs, missing=-1)
+    marked = np.where(np.isnan(x), -1, x).astype(int)
+    with pytest.raises(ValueError, match="`missing` is the string '-1' but the ratings are "
+                       "numbers"):
+        fk.krippendorff_alpha(marked, missing="-1")
+    rows, cols = np.nonzero(np.ones_like(x, dtype=bool))
+    acc = fk.AgreementAccumulator(missing=-1)
+    with pytest.raises(ValueError, match=number):
+        acc.update(item=rows, rater=cols, label=strs.ravel())
+    assert acc.n_ratings == 0  # left unchanged
+    acc = fk.AgreementAccumulator(missing="-1").update(item=rows, rater=cols,
+                                                       label=strs.ravel())
+    assert acc.compute(coefficients=["fleiss_kappa"]).rows[0].estimate == pytest.approx(
+        want, abs=1e-14)
+
+
 def test_declared_classes_change_gwet_but_not_fleiss():
     x = np.array([[0, 0, 1], [1, 1, 1], [0, 1, 0], [2, 2, 2]])
     assert fk.fleiss_kappa(x, n_classes=5) == pytest.approx(fk.fleiss_kappa(x), abs=1e-15)

@@ -221,6 +221,42 @@ def test_score_string_ignore_index_on_numbers_exit_1(paths, capsys):
     assert "is the string 'none', but column 'grade' holds numbers; give a number" in err
 
 
+@pytest.fixture()
+def digit_text(tmp_path):
+    """Labels "10", "2", "3" stored as text in Parquet (the command line reads
+    10 as a number; the file's labels are strings)."""
+    y = np.array(["10", "2", "3", "10", "2", "3", "2", "3"], dtype=object)
+    p = np.array(["10", "2", "2", "10", "3", "3", "2", "10"], dtype=object)
+    path = tmp_path / "digits.parquet"
+    pq.write_table(pa.table({"y": y, "p": p}), path)
+    return str(path), y, p
+
+
+def test_digit_text_labels_and_ignore_index_match_the_files_strings(digit_text, capsys):
+    path, y, p = digit_text
+    scale = ["2", "3", "10"]
+    got = run_json(["score", path, "--true", "y", "--pred", "p", "--labels", "2,3,10",
+                    "--weights", "quadratic"], capsys)
+    assert got["labels"] == scale
+    assert got["kappa"] == pytest.approx(
+        cohen_kappa_score(y, p, labels=scale, weights="quadratic"), rel=1e-12)
+    keep = (y != "10") & (p != "10")
+    got = run_json(["score", path, "--true", "y", "--pred", "p", "--ignore-index", "10"],
+                   capsys)
+    assert got["n_rows"] == int(keep.sum()) and got["ignore_index"] == "10"
+    assert got["kappa"] == pytest.approx(cohen_kappa_score(y[keep], p[keep]), rel=1e-12)
+    got = run_json(["compare", path, "--true", "y", "--pred", "p", "y", "--labels", "2,3,10",
+                    "--weights", "linear", "--method", "asymptotic"], capsys)
+    assert got["models"]["p"]["estimate"] == pytest.approx(
+        cohen_kappa_score(y, p, labels=scale, weights="linear"), rel=1e-12)
+    # two raters: Conger's kappa is Cohen's
+    got = run_json(["agreement", path, "--wide", "y", "p", "--labels", "2,3,10",
+                    "--weights", "quadratic", "--coefficients", "conger_kappa"], capsys)
+    assert got["classes"] == scale
+    assert got["coefficients"][0]["estimate"] == pytest.approx(
+        cohen_kappa_score(y, p, labels=scale, weights="quadratic"), rel=1e-12)
+
+
 def test_score_plot_normalize_and_class_names(paths, data, capsys, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     from fastkappa import plot as fkplot

@@ -254,6 +254,32 @@ def test_ignore_index_nan_is_an_error_pointing_to_nan_policy():
         fk.cohen_kappa([0.0, 1.0], [0.0, 1.0], ignore_index=float("nan"))
 
 
+@pytest.mark.parametrize("call", [
+    lambda y, p, ig: fk.cohen_kappa(y, p, ignore_index=ig),
+    lambda y, p, ig: fk.confusion_matrix(y, p, ignore_index=ig),
+    lambda y, p, ig: fk.kappa_ci(y, p, ignore_index=ig, method="asymptotic"),
+    lambda y, p, ig: fk.CohenKappa().update(y, p, ignore_index=ig),
+    lambda y, p, ig: fk.CohenKappa(labels=["2", "3", "10"]).update(y, p, ignore_index=ig),
+])
+def test_ignore_index_of_the_other_kind_is_an_error_not_a_silent_no_op(call):
+    # a number never equals a string label (nor a string a number): the filter
+    # would drop no row and the caller would not know
+    y, p = ["10", "2", "3", "10"], ["10", "2", "2", "3"]
+    with pytest.raises(ValueError, match=r"`ignore_index` is the number 10 but the labels "
+                       r"are strings, so it would drop no row; give it as '10'"):
+        call(y, p, 10)
+
+
+def test_ignore_index_string_on_numbers_is_an_error_and_strings_match_strings():
+    from sklearn.metrics import cohen_kappa_score
+
+    with pytest.raises(ValueError, match="is the string '1' but the labels are numbers"):
+        fk.cohen_kappa([1, 2, 3, 1], [1, 2, 2, 3], ignore_index="1")
+    y, p = ["10", "2", "3", "10", "3"], ["10", "2", "2", "3", "3"]
+    assert _close(fk.cohen_kappa(y, p, ignore_index="10"),
+                  cohen_kappa_score(["2", "3", "3"], ["2", "2", "3"]))
+
+
 # --------------------------------------------------------------------------- 4. clusters
 
 

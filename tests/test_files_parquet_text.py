@@ -229,3 +229,52 @@ def test_arrow_streams_with_string_views_and_ordered_dictionaries(text_rows):
                                                  ordered=True)) for c in ("y", "p")})
     assert fk.files.score_file(table, true="y", pred="p", weights="quadratic") == pytest.approx(
         cohen_kappa_score(text_rows["y"], text_rows["p"], labels=scale, weights="quadratic"))
+
+
+def test_plain_encoded_ordered_columns_score_unweighted_and_explain_weighted(
+        text_rows, tmp_path, engine):
+    # each batch's dictionary is in the order its values appear: that order is no
+    # scale, so the columns are plain text (unweighted kappa as scikit-learn), and
+    # weighted kappa says the file does not hold the categories' order
+    import pandas as pd
+
+    df = pd.DataFrame({c: pd.Categorical(text_rows[c], categories=LABELS, ordered=True)
+                       for c in ("y", "p")})
+    path = str(tmp_path / "plain.parquet")
+    pq.write_table(pa.Table.from_pandas(df), path, use_dictionary=False, row_group_size=256)
+    assert fk.files.score_file(path, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(text_rows["y"], text_rows["p"]), rel=1e-12)
+    with pytest.raises(_io.DataError, match=r"without the categories.*pass `labels=`"):
+        fk.files.score_file(path, true="y", pred="p", weights="quadratic")
+    got = fk.files.score_file(path, true="y", pred="p", weights="quadratic", labels=LABELS)
+    assert got == pytest.approx(cohen_kappa_score(text_rows["y"], text_rows["p"],
+                                                  labels=LABELS, weights="quadratic"))
+
+
+def test_ordered_categorical_beyond_the_class_limit_names_its_column(tmp_path):
+    import pandas as pd
+
+    from fastkappa._core.config import MAX_CLASSES
+
+    cats = [f"c{i}" for i in range(MAX_CLASSES + 1)]
+    y = pd.Categorical(cats[:40] * 3, categories=cats, ordered=True)
+    path = str(tmp_path / "wide_scale.parquet")
+    pd.DataFrame({"y": y, "p": y}).to_parquet(path)
+    with pytest.raises(_io.DataError, match=f"column 'y' is an ordered categorical with "
+                       f"{MAX_CLASSES + 1} categories"):
+        fk.files.score_file(path, true="y", pred="p")
+
+
+def test_digit_strings_in_a_text_column(tmp_path):
+    # "10", "2", "3" stored as text: the Python API takes them as strings, and a
+    # number for ignore_index is an error rather than a filter that drops nothing
+    y = np.array(["10", "2", "3", "10", "2", "3", "2"], dtype=object)
+    p = np.array(["10", "2", "2", "10", "3", "3", "2"], dtype=object)
+    path = str(tmp_path / "digits.parquet")
+    pq.write_table(pa.table({"y": y, "p": p}), path)
+    keep = (y != "10") & (p != "10")
+    assert fk.files.score_file(path, true="y", pred="p", ignore_index="10") == pytest.approx(
+        cohen_kappa_score(y[keep], p[keep]))
+    with pytest.raises(_io.DataError, match=r"is the number 10, but column 'y' holds text; "
+                       r"give the label as a string \('10'\)"):
+        fk.files.score_file(path, true="y", pred="p", ignore_index=10)

@@ -18,6 +18,7 @@ from .encoding import EncodedPair, Side, float_codes, int_lut
 from .options import (
     check_frequency_weight,
     check_ignore_index,
+    check_marker_kind,
     check_nan_policy,
     check_sample_weight,
 )
@@ -319,6 +320,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                 f"{'strings' if column_kind(pcol) == 'str' else 'numbers'}; both must be "
                 "of one kind.")
         kind = kinds.pop() if kinds else "num"
+    check_marker_kind("ignore_index", ignore_index, kind, "labels", "drop no row")
     if declared is None and kind == "num":
         for col, name in ((tcol, t_name), (pcol, p_name)):
             if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):

@@ -21,6 +21,19 @@ def check_nan_policy(nan_policy: str) -> str:
     return nan_policy
 
 
+def check_marker_kind(name: str, value, kind: str | None, labels: str, effect: str) -> None:
+    """A label marker (``ignore_index``, ``missing``) of the other kind than the
+    labels is an error: a number never equals a string label, nor a string a
+    number, so the marker would silently ``effect`` nothing."""
+    if value is None or kind is None or (kind == "str") == isinstance(value, str):
+        return
+    given = "string" if isinstance(value, str) else "number"
+    held = "strings" if kind == "str" else "numbers"
+    hint = repr(str(value)) if kind == "str" else "a number (e.g. -1)"
+    raise ValueError(f"`{name}` is the {given} {value!r} but the {labels} are {held}, so it "
+                     f"would {effect}; give it as {hint}.")
+
+
 def check_ignore_index(ignore_index):
     """``ignore_index`` as a plain Python value that compares by value.
 

@@ -6,6 +6,7 @@ import argparse
 import copy
 
 from .._core.intervals import METHODS as _API_METHODS
+from .._io import CommandLineInt
 
 FORMATS = ("text", "json", "csv")
 WEIGHTS = ("none", "linear", "quadratic")
@@ -81,7 +82,7 @@ def _label_list(text: str) -> list:
         raise argparse.ArgumentTypeError(f"each class may appear once; {twice!r} is repeated "
                                          f"in {text!r}")
     try:
-        values = [int(s) for s in items]
+        values = [CommandLineInt(s) for s in items]
     except ValueError:
         return items
     if len(set(values)) != len(values):
@@ -90,9 +91,10 @@ def _label_list(text: str) -> list:
 
 
 def _label_value(text: str):
-    """One class label: an integer when it reads as one, else the string."""
+    """One class label: an integer when it reads as one (the typed text kept for a
+    file that stores its labels as text), else the string."""
     try:
-        return int(text)
+        return CommandLineInt(text)
     except ValueError:
         return text
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..._display import kappa_name, method_label
-from ..._io import open_source
+from ..._io import as_file_labels, open_source
 from ...compare import compare as compare_models
 from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
@@ -60,8 +60,9 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
     plot = _check_plot_path(plot) if plot else None
     src = open_source(file, sep=sep)
     label_cols = _unique([true, *pred])
+    labels, ignore_index = as_file_labels(src, label_cols, labels, ignore_index)
     if labels is None and n_classes is None:  # ordered categoricals declare the classes
-        labels = _file_scale(src, label_cols)
+        labels = _file_scale(src, label_cols, weights)
     class_kw = class_keywords(labels, n_classes)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import files
 from ..._display import kappa_name
+from ..._io import CommandLineInt
 from ...streaming import CohenKappa
 from .._common import (
     UsageError,
@@ -70,6 +71,8 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
     else:
         res = files._score(file, **kw)
     acc, ci, groups = res.accumulator, res.ci, res.by
+    if isinstance(ignore_index, CommandLineInt) and acc.labels.dtype == object:
+        ignore_index = ignore_index.text  # the file's labels are text: it matched "10"
     out = _score_output(res.name, acc, res.kappa, ci, groups, true=true, pred=pred,
                         weights=weights, by_col=by, clusters=clusters, method=method,
                         confidence_level=confidence_level, n_resamples=n_resamples,
@@ -103,11 +106,12 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
     keywords (a weighted row's interval resamples the rows themselves, which a
     streamed table cannot hold)."""
     from ... import bootstrap, groups
-    from ..._io import open_source
+    from ..._io import as_file_labels, open_source
 
     src = open_source(file, sep=sep)
+    labels, ignore_index = as_file_labels(src, [true, pred], labels, ignore_index)
     if labels is None and n_classes is None:  # ordered categoricals declare the classes
-        labels = files._file_scale(src, files._unique([true, pred]))
+        labels = files._file_scale(src, files._unique([true, pred]), weights)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     class_kw = class_keywords(labels, n_classes)

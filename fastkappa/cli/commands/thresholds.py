@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ..._io import DataError, open_source
+from ..._io import DataError, as_file_labels, open_source
 from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
 from ...thresholds import ThresholdOptimizer, Thresholds, apply_thresholds
@@ -51,8 +51,9 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     """
     plot = _check_plot_path(plot) if plot else None
     src = open_source(file, sep=sep)
+    labels, ignore_index = as_file_labels(src, [true], labels, ignore_index)
     if labels is None and n_classes is None:  # an ordered categorical declares the classes
-        labels = _file_scale(src, [true])
+        labels = _file_scale(src, [true], weights)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     cols = _read_file_columns(src, [true], score_cols=_unique([score, *weight.values()]),
