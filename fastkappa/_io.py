@@ -222,9 +222,17 @@ class Source:
             shown = ", ".join(repr(c) for c in self.columns[:50])
             more = f" and {len(self.columns) - 50} more" if len(self.columns) > 50 else ""
             noun = "column" if len(missing) == 1 else "columns"
+            hint = ""
+            if self.fmt == "csv" and len(self.columns) == 1:
+                seps = [s for s in (";", "\t", "|", ",") if s in self.columns[0]]
+                if seps:  # one column whose name holds another separator
+                    hint = (f" Is the separator {seps[0]!r}? Pass it with --sep (sep= in "
+                            "Python).")
+                elif not self.columns[0].isprintable():
+                    hint = " Is it a CSV or Parquet file?"
             raise DataError(
                 f"{self.name} has no {noun} {', '.join(repr(c) for c in missing)}; its "
-                f"columns are {shown}{more}.")
+                f"columns are {shown}{more}.{hint}")
 
 
 def _peek(stream, n: int) -> bytes:

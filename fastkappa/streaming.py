@@ -18,14 +18,23 @@ from numpy.typing import ArrayLike
 
 from . import _display
 from ._core import weights as _weights
-from ._core.columns import materialize
+from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
 from ._core.rows import frequency_rows
-from ._core.shapes import flatten_labels
+from ._core.shapes import _nd, flatten_labels
 from .bootstrap import kappa_ci_from_confusion
 
 __all__ = ["CohenKappa"]
+
+
+def _ordered_categorical(y_true, y_pred) -> bool:
+    """Whether either side is an ordered categorical (it declares the classes)."""
+    for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        col = as_column(x, name)
+        if isinstance(col, CodesColumn) and col.ordered:
+            return True
+    return False
 
 
 def _kind_of(classes: np.ndarray) -> str:
@@ -75,7 +84,9 @@ class CohenKappa:
         not both.
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights by class index. A custom matrix needs the
-        classes declared; weighted kappa on strings needs ``labels=``.
+        classes declared; weighted kappa on strings needs ``labels=``, or
+        a first batch that is an ordered Categorical: its categories then
+        declare the classes, as in one call (until :meth:`reset`).
 
     Notes
     -----
@@ -141,6 +152,7 @@ class CohenKappa:
         if declared is not None:
             _weights.weight_matrix(len(declared), weights)  # validates a custom matrix
         self._fixed = declared is not None
+        self._scale_from_data = False  # the classes an ordered Categorical declared
         self._n_classes_arg = n_classes
         self._weights_spec = (_weights.canonical(weights) if named
                               else np.asarray(weights, dtype=np.float64))
@@ -323,7 +335,19 @@ class CohenKappa:
                   "ignore_index": ignore_index,
                   "nan_policy": nan_policy, "thresholds": thresholds,
                   "weights": self._weights_spec}
-        if self._fixed:
+        if (not self._fixed and not len(self._labels)
+                and not _weights.is_unweighted(self._weights_spec)
+                and _ordered_categorical(y_true, y_pred)):
+            # weighted, nothing learned yet: an ordered Categorical declares the
+            # classes, as in one call, and the accumulator keeps them declared
+            enc = encode_pair(y_true, y_pred, **inputs)
+            batch = enc.confusion()
+            self._fixed = self._scale_from_data = True
+            self._labels = np.asarray(enc.classes)
+            self._kind = _kind_of(self._labels)
+            self._confusion = np.zeros(batch.shape, dtype=np.int64)
+            self._add(batch, None)
+        elif self._fixed:
             kw: dict[str, Any] = ({"n_classes": self._n_classes_arg}
                                   if self._n_classes_arg is not None
                                   else {"labels": self._labels})
@@ -332,8 +356,11 @@ class CohenKappa:
             self._add(batch, None)
         else:
             enc = None
-            if len(self._labels) and (self._kind == "num"
-                                      or _weights.is_unweighted(self._weights_spec)):
+            # scores (argmax, thresholds) name y_true's classes in this batch, as in
+            # one call: never the labels learned so far
+            scored = thresholds is not None or _nd(y_pred) is not None
+            if len(self._labels) and not scored and (
+                    self._kind == "num" or _weights.is_unweighted(self._weights_spec)):
                 # most batches hold no new label: try the labels learned so far
                 # (a lookup table, no pass to find the value range); any error,
                 # a new label included, sends the batch down the learning path
@@ -485,7 +512,8 @@ class CohenKappa:
         return NotImplemented
 
     def reset(self) -> CohenKappa:
-        """Forget every row (declared classes stay; learned ones are dropped).
+        """Forget every row (declared classes stay; learned ones, and those an
+        ordered Categorical declared, are dropped).
 
         Examples
         --------
@@ -493,7 +521,8 @@ class CohenKappa:
         >>> fk.CohenKappa(n_classes=2).update([0, 1], [1, 1]).reset().n_rows
         0
         """
-        if not self._fixed:
+        if not self._fixed or getattr(self, "_scale_from_data", False):
+            self._fixed = self._scale_from_data = False
             self._labels = np.empty(0, dtype=np.int64)
             self._kind = None
         k = len(self._labels)

@@ -119,7 +119,11 @@ def kappa_loss(
     form : {'log', 'linear'}
         ``'log'`` is de la Torre et al.'s ``log(sum w O / sum w E)``, that is
         ``log(1 - kappa_soft)`` (-> -inf as kappa_soft -> 1); ``'linear'`` is
-        ``1 - kappa_soft`` (0 at perfect agreement, 1 at chance).
+        ``1 - kappa_soft`` (0 at perfect agreement, 1 at chance). Only exactly
+        one-hot probabilities on the true classes (``from_logits=False``)
+        reach observed disagreement 0: the log form is then clamped to a
+        finite value, and its gradient there is that of the expected term
+        alone (the true one is infinite); ``'linear'`` has no such point.
     from_logits : bool, default True
         Apply a softmax over axis 1 first; False when ``input`` already holds
         probabilities (rows summing to 1).

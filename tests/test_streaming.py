@@ -356,3 +356,42 @@ def test_cohen_kappa_ci_weighted_raises():
 def test_cohen_kappa_ci_empty_raises():
     with pytest.raises(ValueError, match="holds no rows"):
         CohenKappa(n_classes=2).ci()
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_weighted_stream_of_ordered_categoricals_takes_their_scale(rng, weights):
+    # as fk.cohen_kappa on the Categorical: its categories, in order and unused ones
+    # included, are the classes (alphabetical order would give another number)
+    scale = ["none", "mild", "unused", "moderate", "severe"]
+    cat = pd.CategoricalDtype(scale, ordered=True)
+    used = np.array(["none", "mild", "moderate", "severe"], dtype=object)
+    t = used[rng.integers(0, 4, 300)]
+    p = used[rng.integers(0, 4, 300)]
+    acc = CohenKappa(weights=weights)
+    for i in range(0, 300, 100):
+        acc.update(pd.Series(t[i:i + 100], dtype=cat), pd.Series(p[i:i + 100], dtype=cat))
+    assert acc.labels.tolist() == scale
+    want = cohen_kappa_score(t, p, labels=scale, weights=weights)
+    assert acc.compute() == pytest.approx(want, rel=1e-12)
+    assert acc.compute() == pytest.approx(
+        fk.cohen_kappa(pd.Series(t, dtype=cat), pd.Series(p, dtype=cat), weights=weights))
+    with pytest.raises(ValueError, match="outside the declared classes: 'x'"):
+        acc.update(["x"], ["none"])
+    assert pickle.loads(pickle.dumps(acc)).compute() == acc.compute()
+    acc.reset()  # the Categorical's classes go with its rows
+    assert len(acc.labels) == 0
+    with pytest.raises(ValueError, match="weighted kappa needs ordered classes"):
+        acc.update(["a", "b"], ["b", "b"])
+
+
+def test_learning_stream_reads_scores_as_in_one_call():
+    # (n, K) scores name y_true's sorted classes in the batch, whatever was learned
+    acc = CohenKappa().update([10, 20, 30], [10, 20, 30])
+    scores = np.eye(3) * 5
+    with pytest.raises(ValueError, match="3 columns but the sorted classes observed in "
+                       "`y_true` number 2"):
+        acc.update([20, 30, 30], scores)
+    with pytest.raises(ValueError, match="3 columns but the sorted classes"):
+        fk.confusion_matrix([20, 30, 30], scores)
+    acc.update([30, 10, 20], scores)  # columns 10, 20, 30: predictions 10, 20, 30
+    np.testing.assert_array_equal(acc.confusion, [[1, 1, 0], [0, 1, 1], [1, 0, 1]])

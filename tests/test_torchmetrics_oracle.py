@@ -75,7 +75,7 @@ def test_nd_labels_match_torchmetrics(weights, shape):
 
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])
-@pytest.mark.parametrize("shape", [(6, 10), (3, 6, 7)])
+@pytest.mark.parametrize("shape", [(6, 10), (3, 6, 7), (12, 1), (5, 1, 1), (4, 3, 1)])
 def test_nd_scores_match_torchmetrics(weights, shape):
     # (N, C, ...) logits: class axis at position 1, argmax there (torchmetrics' rule)
     rng = np.random.default_rng(len(shape))
@@ -88,3 +88,35 @@ def test_nd_scores_match_torchmetrics(weights, shape):
     assert got == pytest.approx(expected, abs=1e-6)
     flat = np.moveaxis(logits, 1, -1).reshape(-1, k)
     assert got == fk.cohen_kappa(t.ravel(), flat, weights=weights, n_classes=k)
+
+
+@pytest.mark.parametrize("weights", [None, "linear"])
+def test_scores_with_a_trailing_axis_of_one_everywhere(weights):
+    # (N, C, 1) scores with (N, 1) targets: torchmetrics' shapes, not a column of labels
+    rng = np.random.default_rng(3)
+    t = torch.from_numpy(rng.integers(0, 3, (40, 1)))
+    x = torch.from_numpy(rng.normal(size=(40, 3, 1)))
+    flat_t, flat_x = t[:, 0], x[:, :, 0]
+    assert fk.cohen_kappa(t, x, weights=weights) == pytest.approx(
+        _tm(x.numpy(), t.numpy(), 3, weights), abs=1e-6)
+    assert fk.cohen_kappa(t, x, weights=weights) == fk.cohen_kappa(flat_t, flat_x,
+                                                                   weights=weights)
+    np.testing.assert_array_equal(fk.confusion_matrix(t, x), fk.confusion_matrix(flat_t, flat_x))
+    assert fk.kappa_ci(t, x, weights=weights, method="asymptotic").high == fk.kappa_ci(
+        flat_t, flat_x, weights=weights, method="asymptotic").high
+    acc = fk.CohenKappa(n_classes=3, weights=weights).update(t, x)
+    assert acc.compute() == fk.cohen_kappa(flat_t, flat_x, weights=weights, n_classes=3)
+
+
+def test_bfloat16_scores_and_labels_read_exactly():
+    # NumPy has no bfloat16: the values are read through float32, which holds them exactly
+    rng = np.random.default_rng(4)
+    t = torch.from_numpy(rng.integers(0, 3, 50))
+    x = torch.from_numpy(rng.normal(size=(50, 3))).bfloat16()
+    x32 = x.float()
+    assert fk.cohen_kappa(t, x) == fk.cohen_kappa(t, x32)
+    assert fk.cohen_kappa(t, x) == pytest.approx(_tm(x32.numpy(), t.numpy(), 3, None), abs=1e-6)
+    assert fk.kappa_ci(t, x, method="asymptotic").low == fk.kappa_ci(
+        t, x32, method="asymptotic").low
+    assert fk.CohenKappa(n_classes=3).update(t, x).compute() == fk.cohen_kappa(t, x32)
+    assert fk.cohen_kappa(t.bfloat16(), t.bfloat16()) == 1.0

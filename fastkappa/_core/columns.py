@@ -314,6 +314,9 @@ def to_numpy_any(x, name: str) -> np.ndarray | None:
                 return x.numpy()
             except Exception:  # fall through to the protocols
                 pass
+            if getattr(x, "is_floating_point", lambda: False)():
+                # NumPy has no bfloat16 (nor float8): float32 holds them exactly
+                return x.float().numpy()
     if hasattr(x, "__array__"):
         return np.asarray(x)
     if hasattr(x, "__dlpack__"):

@@ -246,7 +246,8 @@ class EncodedPair:
             if col_mis:
                 which.append(p_name)
             raise ValueError(
-                f"{rows_text(n_missing)} hold a missing value (NaN/None) in "
+                f"{rows_text(n_missing)} {'holds' if n_missing == 1 else 'hold'} a missing "
+                "value (NaN/None) in "
                 f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
                 "drop those rows."
             )

@@ -85,6 +85,12 @@ def _flatten_pred(y_pred, shape: tuple[int, ...], name: str, t_name: str):
         f"the same shape or scores of shape {(shape[0], 'C', *shape[1:])}.")
 
 
+def _pred_ndim(y_pred) -> int:
+    """The most dimensions among the predictions (1 for anything 1-D or tabular)."""
+    preds = y_pred.values() if isinstance(y_pred, Mapping) else [y_pred]
+    return max((a.ndim for a in map(_nd, preds) if a is not None), default=1)
+
+
 def _len(x) -> int | None:
     try:
         return len(x)
@@ -123,7 +129,8 @@ def flatten_labels(y_true, y_pred, *, names: tuple[str, str] = ("y_true", "y_pre
     """
     t_name, p_name = names
     arr = _nd(y_true)
-    if arr is None or _is_column(arr.shape):
+    if arr is None or (_is_column(arr.shape) and _pred_ndim(y_pred) < 3):
+        # (n, 1) labels stay a column, unless the scores are (n, C, 1)
         return (y_true, y_pred, *rows.values())
     shape = arr.shape
     if isinstance(y_pred, Mapping):

@@ -131,6 +131,10 @@ def make_parser() -> argparse.ArgumentParser:
     rows = argparse.ArgumentParser(add_help=False)
     rows.add_argument("--ignore-index", type=_label_value, metavar="VALUE",
                       help="drop the rows where either label equals VALUE (as ignore_index=)")
+    true_rows = argparse.ArgumentParser(add_help=False)  # thresholds: one label column
+    true_rows.add_argument("--ignore-index", type=_label_value, metavar="VALUE",
+                           help="drop the rows whose --true label equals VALUE (as "
+                                "ThresholdOptimizer(ignore_index=))")
     row_weights = argparse.ArgumentParser(add_help=False)
     wgt = row_weights.add_mutually_exclusive_group()
     wgt.add_argument("--sample-weight", metavar="COL",
@@ -218,7 +222,7 @@ def make_parser() -> argparse.ArgumentParser:
     score.add_argument("--by", metavar="COL", help="also score each group of this column")
     score.add_argument("--plot", metavar="PATH",
                        help="also save a figure (.png, .svg or .pdf): the confusion matrix, "
-                            "the bootstrap distribution with --ci, the groups with --by")
+                            "the bootstrap distribution with --method, the groups with --by")
     score.add_argument("--normalize", choices=("true", "pred", "all"),
                        help="with --plot: show the confusion matrix as shares of each true "
                             "class (true), predicted class (pred) or the total (all)")
@@ -256,7 +260,7 @@ def make_parser() -> argparse.ArgumentParser:
             action.required = False
             action.help = "column of reference labels (required unless --apply)"
     thresholds = sub.add_parser(
-        "thresholds", parents=[thresholds_file, rows, row_weights, classes, common],
+        "thresholds", parents=[thresholds_file, true_rows, row_weights, classes, common],
         help="cut points that maximise QWK for a continuous score, or apply known ones",
         description="Exact optimal cut points turning a continuous score into classes; "
                     "with --apply, the classes of each row under known cut points.")

@@ -236,7 +236,9 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
         return rows
 
     def make_text() -> str:
-        lines = [f"{name}: {acc.n_rows:,} rows, {len(labels)} classes "
+        n_rows = f"{acc.n_rows:,} {'row' if acc.n_rows == 1 else 'rows'}"
+        n_classes = f"{len(labels)} {'class' if len(labels) == 1 else 'classes'}"
+        lines = [f"{name}: {n_rows}, {n_classes} "
                  f"{labels.tolist()[:20]}{' ...' if len(labels) > 20 else ''}",
                  f"{kappa_name(weights or 'none')} of {pred!r} against {true!r}"
                  + (f", rows weighted by {sample_weight!r}" if sample_weight else "")
