@@ -30,10 +30,11 @@ class LabelConverter:
     of the other kind is an error naming its row.
     """
 
-    def __init__(self, name: str, fmt: str) -> None:
+    def __init__(self, name: str, fmt: str, kept: frozenset = frozenset()) -> None:
         self.name = name
         self.fmt = fmt
         self.kind: str | None = None
+        self.kept = kept  # missing-value tokens that are declared labels here
 
     def convert(self, arr, row0: int):
         """``(column, missing_mask or None)`` for one batch."""
@@ -114,7 +115,8 @@ class LabelConverter:
             words = dict_vals.to_pylist()
             if self.fmt == "csv":
                 used = _used_codes(codes, len(words))
-                codes, used, missing = _blank_tokens(words, codes, used, missing)
+                codes, used, missing = _blank_tokens(words, codes, used, missing,
+                                                     self.kept)
                 present = len(used) > 0
             else:  # a file's own strings: nothing to parse, so no pass over the codes
                 used = None
@@ -200,10 +202,11 @@ def _is_missing_word(word: str) -> bool:
         return False
 
 
-def _blank_tokens(words, codes, used, missing):
+def _blank_tokens(words, codes, used, missing, kept=frozenset()):
     """Rows whose word is a missing token that Arrow's exact match left (``" NA"``,
-    ``NAN``) become missing too: such words never decide a column's kind."""
-    blank = [j for j in used if _is_missing_word(words[j])]
+    ``NAN``, or a token another column declares as a label) become missing too:
+    such words never decide a column's kind.  ``kept`` tokens are labels here."""
+    blank = [j for j in used if _is_missing_word(words[j]) and words[j].strip() not in kept]
     if not blank:
         return codes, used, missing
     hit = np.isin(codes, blank)
@@ -269,16 +272,23 @@ def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | No
         try:
             arr = pc.cast(arr, pa.float64())
         except pa.ArrowInvalid:
-            for i, w in enumerate(arr.to_pylist()):
-                if w is None:
-                    continue
-                try:
-                    float(w)
-                except ValueError:
-                    raise DataError(
-                        f"row {row0 + i}: column {name!r} holds {w!r}, which is not a "
-                        "number.") from None
-            raise
+            # missing-value tokens Arrow's exact match left (" NA", or a token that a
+            # label column declares as a label) are missing here too
+            words = [None if w is None or _is_missing_word(w) else w
+                     for w in arr.to_pylist()]
+            try:
+                arr = pc.cast(pa.array(words, pa.string()), pa.float64())
+            except pa.ArrowInvalid:
+                for i, w in enumerate(words):
+                    if w is None:
+                        continue
+                    try:
+                        float(w)
+                    except ValueError:
+                        raise DataError(
+                            f"row {row0 + i}: column {name!r} holds {w!r}, which is not a "
+                            "number.") from None
+                raise
     elif not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)
               or pa.types.is_decimal(arr.type)):
         raise DataError(f"column {name!r} has type {arr.type}; scores must be numbers.")

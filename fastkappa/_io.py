@@ -72,7 +72,14 @@ def as_file_labels(src: Source, columns: list[str], labels, ignore_index):
     """``labels`` and ``ignore_index`` in the type of the file's label ``columns``:
     integers typed on the command line (:class:`CommandLineInt`) are their text
     when a typed source stores any of those columns as text, so ``--labels 2,3,10``
-    and ``--ignore-index 10`` name the strings ``"2"``, ``"3"``, ``"10"`` there."""
+    and ``--ignore-index 10`` name the strings ``"2"``, ``"3"``, ``"10"`` there.
+
+    Declared labels that spell a missing-value token (a class named ``None``,
+    ``NA`` or ``-``) are labels in a CSV file's label columns, not missing
+    values (:attr:`Source.kept_tokens`); other columns keep the tokens."""
+    if labels is not None and not isinstance(labels, (str, bytes)):
+        src.kept_tokens = frozenset(
+            v.strip() for v in labels if isinstance(v, str) and _is_token(v))
     if not any(src.holds_text(c) for c in columns if c is not None):
         return labels, ignore_index
 
@@ -82,6 +89,10 @@ def as_file_labels(src: Source, columns: list[str], labels, ignore_index):
     if isinstance(labels, list) and any(isinstance(v, CommandLineInt) for v in labels):
         labels = [text(v) for v in labels]
     return labels, text(ignore_index)
+
+
+def _is_token(word: str) -> bool:
+    return word.strip() in MISSING_TOKENS
 
 
 class DataError(ValueError):
@@ -120,12 +131,15 @@ class Source:
     fmt: str  # "csv" or "parquet"
     columns: list[str]
     n_rows: int | None = None
-    _open: object = None  # callable(needed, types) -> iterator of pyarrow RecordBatch
+    _open: object = None  # callable(needed, types, kept) -> iterator of RecordBatch
     #: Parquet: rows in each row group (None for CSV)
     row_groups: list[int] | None = None
     _group_reader: object = None  # callable(types) -> callable(groups, needed, batch_size)
     _scale: object = None  # callable(column) -> its ordered categories, or None
     schema: object = None  #: the pyarrow schema of a typed source (Parquet, Arrow)
+    #: missing-value tokens that are declared labels: a CSV reader keeps them as
+    #: words (the label columns' converters take them as labels, others as missing)
+    kept_tokens: frozenset = frozenset()
 
     def unstored_order(self, column: str) -> bool:
         """Whether ``column`` is an ordered dictionary in the schema whose
@@ -319,7 +333,7 @@ def _arrow_stream_source(reader) -> Source:
             ahead.append(next(iter(reader), None))
         return ahead[0]
 
-    def batches(needed, types):
+    def batches(needed, types, kept=frozenset()):
         if used:
             raise DataError("an Arrow stream can be read only once; pass a new one.")
         used.append(True)
@@ -409,11 +423,11 @@ def _open_source(path: str, sep: str | None, stdin) -> Source:
     with opener(path, "rb") as f:
         header = _read_header(f, sep, name)
 
-    def batches(needed, types):
+    def batches(needed, types, kept=frozenset()):
         import pyarrow as pa
 
         stream = pa.input_stream(path, compression=compression)
-        return _csv_reader(stream, header, needed, types, sep, skip_rows=1)
+        return _csv_reader(stream, header, needed, types, sep, skip_rows=1, kept=kept)
 
     return Source(name, "csv", header, None, batches)
 
@@ -450,7 +464,7 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
     header = _read_header(raw, sep, name)
     used = []
 
-    def batches(needed, types):
+    def batches(needed, types, kept=frozenset()):
         import pyarrow as pa
 
         if used:
@@ -460,7 +474,7 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
         released = threading.Event()
         watch = weakref.ref(stream, lambda _: released.set())  # noqa: F841
         reader = _csv_reader(pa.PythonFile(stream, mode="r"), header, needed, types, sep,
-                             skip_rows=0)
+                             skip_rows=0, kept=kept)
         try:
             yield from reader
         finally:
@@ -474,8 +488,9 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
     return Source(name, "csv", header, None, batches)
 
 
-def _csv_reader(stream, header, needed, types, sep, skip_rows):
-    """A pyarrow streaming CSV reader of ``needed`` columns."""
+def _csv_reader(stream, header, needed, types, sep, skip_rows, kept=frozenset()):
+    """A pyarrow streaming CSV reader of ``needed`` columns; the ``kept`` tokens
+    are read as words, not as missing values."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -492,7 +507,8 @@ def _csv_reader(stream, header, needed, types, sep, skip_rows):
         parse_options=pcsv.ParseOptions(delimiter=sep),
         convert_options=pcsv.ConvertOptions(include_columns=list(needed),
                                             column_types=column_types,
-                                            null_values=list(MISSING_TOKENS),
+                                            null_values=[t for t in MISSING_TOKENS
+                                                         if t not in kept],
                                             strings_can_be_null=True,
                                             quoted_strings_can_be_null=True))
     return reader
@@ -524,7 +540,7 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
         dictionary = as_dictionary(needed, types)
         return open_file(dictionary) if dictionary else pf
 
-    def batches(needed, types):
+    def batches(needed, types, kept=frozenset()):
         return opened(needed, types).iter_batches(
             batch_size=PARQUET_BATCH_ROWS, columns=list(needed), use_threads=True)
 
@@ -586,7 +602,7 @@ def iter_batches(source: Source, needed: list[str], types: dict[str, str] | None
     types = types or {}
     bar = progress_bar(source) if progress else None
     row = 1
-    it = iter(source._open(needed, types))
+    it = iter(source._open(needed, types, source.kept_tokens))
     if prefetch > 0:
         it = _prefetched(it, prefetch)
     try:

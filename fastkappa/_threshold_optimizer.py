@@ -166,8 +166,13 @@ class ThresholdOptimizer:
         defaults = {"n_classes": None, "labels": None, "weights": "quadratic", "cv": None,
                     "seed": None, "ignore_index": None, "nan_policy": "raise",
                     "replace_undefined_by": np.nan}
-        shown = [f"{k}={v!r}" for k, v in self.get_params().items()
-                 if not (v is defaults[k] or (isinstance(v, str) and v == defaults[k]))]
+
+        def default(k, v) -> bool:  # a NaN equals nothing, a pickled one is a new object
+            d = defaults[k]
+            return (v is d or (isinstance(v, str) and v == d)
+                    or (isinstance(v, float) and isinstance(d, float) and v != v and d != d))
+
+        shown = [f"{k}={v!r}" for k, v in self.get_params().items() if not default(k, v)]
         head = f"ThresholdOptimizer({', '.join(shown)})"
         if not hasattr(self, "thresholds_"):
             return head

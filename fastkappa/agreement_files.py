@@ -102,7 +102,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
         needed = [item, rater, label]
         if len(set(needed)) != 3:
             raise ValueError("`item`, `rater` and `label` must name three different columns.")
-        conv = LabelConverter(label, src.fmt)
+        conv = LabelConverter(label, src.fmt, src.kept_tokens)
         for row0, cols in iter_batches(src, needed, progress=progress):
             lab, keep = _labels(conv, cols[label], row0)
             # a row with an empty label is still that rater's row for the item (a
@@ -110,7 +110,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
             acc._update(_ids(cols[item]), _ids(cols[rater]), lab,
                         None if keep is None else ~keep)
         return acc
-    convs = {c: LabelConverter(c, src.fmt) for c in wide}
+    convs = {c: LabelConverter(c, src.fmt, src.kept_tokens) for c in wide}
     for row0, cols in iter_batches(src, list(wide), progress=progress):
         for c in wide:
             lab, keep = _labels(convs[c], cols[c], row0)

@@ -212,6 +212,9 @@ class FileScore:
     kappa: float
     ci: Any = None  #: KappaCI with ``method``
     by: Any = None  #: KappaByGroup with ``by``
+    n_read: int = 0  #: rows read from the source
+    n_missing: int = 0  #: rows dropped for a missing value (``nan_policy='omit'``)
+    n_ignored: int = 0  #: rows dropped because a label equals ``ignore_index``
 
 
 def _file_scale(src, columns: list[str], weights=None) -> list | None:
@@ -308,7 +311,8 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)
-    conv = {c: LabelConverter(c, src.fmt) for c in needed if c != weight}
+    conv = {c: LabelConverter(c, src.fmt, src.kept_tokens if c in (true, pred) else frozenset())
+            for c in needed if c != weight}
     state = _ScoreState(spec)
     cells = state.new_counts()
     with _serial_kernels() as n_threads:
@@ -341,7 +345,8 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                         n_resamples=n_resamples, seed=seed)
     groups = (_score_groups(by, tables, weights, method, confidence_level, n_resamples,
                             seed, classes, kappa) if by else None)
-    return FileScore(src.name, acc, kappa, ci, groups)
+    return FileScore(src.name, acc, kappa, ci, groups, state.n_read, state.n_missing,
+                     state.n_ignored)
 
 
 # --------------------------------------------------------------------------- reading
@@ -363,7 +368,8 @@ def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
         raise DataError(
             f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
             "token such as NA, NaN, None, null, - or ?); pass nan_policy='omit' to skip "
-            "rows with a missing value.")
+            "rows with a missing value (a class named like a token, such as None, is a "
+            "class once `labels=` declares it).")
     return None if any_missing is None else ~any_missing
 
 
@@ -390,12 +396,18 @@ def _explain_update_error(err: ValueError, cols: dict, declared, row0: int,
 
 def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
                   extra_cols: list[str] = (), *, declared=None, nan_policy: str = "raise",
-                  progress: bool = False) -> dict[str, np.ndarray]:
-    """Whole columns in memory (compact dtypes), missing rows handled by ``nan_policy``."""
+                  progress: bool = False, tally: dict | None = None
+                  ) -> dict[str, np.ndarray]:
+    """Whole columns in memory (compact dtypes), missing rows handled by ``nan_policy``;
+    ``tally`` (a dict) receives ``n_read`` and ``n_missing``, the rows read and those
+    dropped for a missing value."""
     needed = _unique([*label_cols, *score_cols, *extra_cols])
     types = {c: "score" for c in score_cols}
-    conv = {c: LabelConverter(c, src.fmt) for c in needed if c not in score_cols}
+    conv = {c: LabelConverter(c, src.fmt,
+                              src.kept_tokens if c in label_cols else frozenset())
+            for c in needed if c not in score_cols}
     parts: dict[str, list] = {c: [] for c in needed}
+    n_read = n_missing = 0
     for row0, cols in iter_batches(src, needed, types, progress=progress):
         values, masks = {}, {}
         for c in needed:
@@ -403,10 +415,13 @@ def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
                 values[c], masks[c] = score_values(cols[c], c, row0)
             else:
                 values[c], masks[c] = conv[c].convert(cols[c], row0)
+        n = _length(values[needed[0]])
+        n_read += n
         keep = _missing_rows(masks, row0, nan_policy)
         index = None
         if keep is not None:
             index = np.flatnonzero(keep)
+            n_missing += n - len(index)
             values = {c: subset(v, index) for c, v in values.items()}
         _check_kinds(label_cols, values, conv, row0, index)
         if declared is not None:
@@ -428,6 +443,8 @@ def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
             out[c] = np.concatenate(parts[c])
         else:
             out[c] = np.empty(0)
+    if tally is not None:
+        tally.update(n_read=n_read, n_missing=n_missing)
     if len(out[needed[0]]) == 0:
         raise DataError(f"{src.name} holds no rows to score.")
     return out
@@ -501,6 +518,9 @@ class _ScoreState:
     def __init__(self, spec: _Spec) -> None:
         from ._filecount import KeyIndex
 
+        #: rows read, and those dropped for a missing value or as ``ignore_index``
+        self.n_read = self.n_missing = self.n_ignored = 0
+        self._tally_lock = threading.Lock()
         self.labels = KeyIndex()
         self.groups = KeyIndex() if spec.by else None
         self.clusters = KeyIndex() if spec.clusters else None
@@ -509,6 +529,13 @@ class _ScoreState:
     @property
     def active(self) -> bool:
         return self.groups is not None or self.clusters is not None
+
+    def tally(self, read: int, missing: int, ignored: int) -> None:
+        """Count one batch's rows (worker threads share this state)."""
+        with self._tally_lock:
+            self.n_read += read
+            self.n_missing += missing
+            self.n_ignored += ignored
 
     def new_counts(self):
         from ._filecount import CellCounts
@@ -540,15 +567,18 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
             values[c], masks[c] = score_values(cols[c], c, row0)
         else:
             values[c], masks[c] = conv[c].convert(cols[c], row0)
+    n_read = _length(values[spec.true])
     keep = _missing_rows(masks, row0, spec.nan_policy)
     index = None
     if keep is not None:
         index = np.flatnonzero(keep)
         values = {c: subset(v, index) for c, v in values.items()}
+    n_kept = _length(values[spec.true])
     _check_kinds([spec.true, spec.pred], values, conv, row0, index)
     if spec.ignore_index is not None:
         values, index = _drop_ignored(spec, values, index)
     t, p = values[spec.true], values[spec.pred]
+    state.tally(n_read, n_read - n_kept, n_kept - _length(t))
     if _length(t) == 0:  # every row of the batch dropped (missing, or ignore_index)
         return
     kw = {} if spec.weight is None else {spec.weight_kind: values[spec.weight]}

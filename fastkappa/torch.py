@@ -189,7 +189,12 @@ def kappa_loss(
         cols = p.sum(dim=0)  # c_j
         observed = (w * soft).sum()
         expected = rows @ w @ cols / n
-        if not bool(expected > 0):
+        e = float(expected.detach())  # one device sync, as the check always needed
+        if e != e:  # NaN (or inf) in `input` reaches every term: say so, keep the NaN
+            warnings.warn("kappa_loss: `input` holds NaN or inf values, so the loss is "
+                          "NaN.", RuntimeWarning, stacklevel=2)
+            return observed / expected
+        if not e > 0:
             return _undefined(input, 0.0 if form == "log" else 1.0,
                               "the expected disagreement is zero")
         if form == "linear":

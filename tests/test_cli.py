@@ -1034,7 +1034,7 @@ def test_main_defaults_equal_the_api(files, graded, capsys):
     ref = fk.compare(graded["grade"], {"model_a": graded["model_a"],
                                        "model_b": graded["model_b"]},
                      n_resamples=200, seed=1)
-    assert res["weights"] is None and res["method"] == "bca"
+    assert res["weights"] == "none" and res["method"] == "bca"
     assert res["models"]["model_a"]["estimate"] == pytest.approx(
         ref.models["model_a"].estimate, rel=1e-12)
     assert res["pairs"][0]["low"] == pytest.approx(ref.pairs[0].low, rel=1e-12)
@@ -1300,3 +1300,13 @@ def test_main_compare_names_differing_in_spaces_are_refused(tmp_path, capsys):
     # fk.compare refuses names that would print alike; the command line says so in one line
     assert code == 1 and out == ""
     assert "differ only in whitespace" in err and len(err.strip().splitlines()) == 1
+
+
+def test_choice_options_are_case_insensitive():
+    # the output spells the method "BCa": the command line takes that spelling back
+    args = make_parser().parse_args(["score", "x", "--true", "t", "--pred", "p", "--weights",
+                                     "Quadratic", "--method", "BCa"])
+    assert (args.weights, args.method) == ("quadratic", "bca")
+    args = make_parser().parse_args(["agreement", "x", "--wide", "a", "b", "--level",
+                                     "Ordinal", "--method", "Percentile"])
+    assert (args.level, args.method) == ("ordinal", "percentile")

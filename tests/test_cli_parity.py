@@ -513,3 +513,102 @@ def test_ordered_categoricals_declare_the_scale_for_every_command(ordered, capsy
     got = run_json(["thresholds", path, "--true", "t", "--score", "s"], capsys)
     fitted = fk.ThresholdOptimizer().fit(df.t, df.s)
     assert got["thresholds"] == pytest.approx(list(fitted.thresholds_))
+
+
+# --------------------------------------------------------------------------- dropped rows
+
+
+@pytest.fixture()
+def holey(tmp_path):
+    """Grades with -1 (unreadable) and empty cells in every column."""
+    rng = np.random.default_rng(8)
+    n = 600
+    y = rng.integers(0, 3, n).astype(object)
+    p = np.clip(y.astype(int) + rng.integers(-1, 2, n), 0, 2).astype(object)
+    g = rng.choice(["a", "b"], n).astype(object)
+    w = np.round(rng.uniform(0.5, 2, n), 2).astype(object)
+    y[rng.random(n) < 0.05] = -1
+    for col in (y, p, g, w):
+        col[rng.random(n) < 0.04] = ""
+    path = tmp_path / "holey.csv"
+    lines = ["y,p,g,w"] + [f"{a},{b},{c},{d}" for a, b, c, d in zip(y, p, g, w, strict=True)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path), {"y": y, "p": p, "g": g, "w": w}
+
+
+@pytest.mark.parametrize("extra", [[], ["--by", "g"], ["--by", "g", "--sample-weight", "w"]])
+def test_score_counts_every_dropped_row(holey, capsys, extra):
+    # nothing is dropped silently: the rows read, those dropped for a missing value
+    # (in any column read) and those labelled --ignore-index add up to the file
+    path, d = holey
+    used = ["y", "p"] + [c for c in ("g", "w") if c in extra]
+    missing = np.any([d[c] == "" for c in used], axis=0)
+    ignored = ~missing & ((d["y"] == -1) | (d["p"] == -1))
+    got = run_json(["score", path, "--true", "y", "--pred", "p", "--nan-policy", "omit",
+                    "--ignore-index", "-1", *extra], capsys)
+    assert got["n_read"] == len(d["y"])
+    assert got["n_missing"] == int(missing.sum()) > 0
+    assert got["n_ignored"] == int(ignored.sum()) > 0
+    assert got["n_rows"] == len(d["y"]) - int(missing.sum()) - int(ignored.sum())
+    code, out, _ = run(["score", path, "--true", "y", "--pred", "p", "--nan-policy", "omit",
+                        "--ignore-index", "-1", *extra], capsys)
+    assert code == 0
+    assert (f"{got['n_rows']} rows of {len(d['y'])} read ({int(missing.sum())} with a "
+            f"missing value and {int(ignored.sum())} labelled -1 dropped)") in out
+
+
+def test_compare_and_thresholds_count_rows_dropped_for_a_missing_value(holey, capsys):
+    path, d = holey
+    missing = (d["y"] == "") | (d["p"] == "")
+    got = run_json(["compare", path, "--true", "y", "--pred", "p", "y", "--nan-policy",
+                    "omit", "--method", "asymptotic"], capsys)
+    assert (got["n_read"], got["n_missing"]) == (len(d["y"]), int(missing.sum()))
+    assert got["n_rows"] == len(d["y"]) - int(missing.sum())
+    got = run_json(["thresholds", path, "--true", "y", "--score", "w", "--nan-policy",
+                    "omit", "--ignore-index", "-1"], capsys)
+    missing = (d["y"] == "") | (d["w"] == "")
+    ignored = ~missing & (d["y"] == -1)
+    assert (got["n_read"], got["n_missing"]) == (len(d["y"]), int(missing.sum()))
+    assert got["n_ignored"] == int(ignored.sum())
+
+
+def test_declared_labels_spelled_like_missing_tokens_are_classes(tmp_path, capsys):
+    # "None" is a natural grade name: once --labels declares it, it is a class in the
+    # label columns (as pandas' keep_default_na=False reads it); other columns keep
+    # the tokens as missing values
+    rows = [("None", "None", "a", "1"), ("Mild", "None", "NA", "2"),
+            ("Moderate", "Moderate", "b", "NA"), ("None", "Mild", "a", "1"),
+            ("Severe", "Severe", "b", "1"), ("None", "None", "None", "1"),
+            ("Mild", "Mild", "a", "0.5"), ("-", "Mild", "b", "1")]
+    path = tmp_path / "none.csv"
+    path.write_text("grade,model,site,w\n" + "\n".join(",".join(r) for r in rows) + "\n")
+    scale = ["None", "Mild", "Moderate", "Severe"]
+    y = np.array([r[0] for r in rows], dtype=object)
+    p = np.array([r[1] for r in rows], dtype=object)
+    ok = y != "-"  # "-" is not declared: still a missing value
+    argv = ["score", str(path), "--true", "grade", "--pred", "model", "--labels",
+            ",".join(scale), "--weights", "quadratic", "--nan-policy", "omit"]
+    got = run_json(argv, capsys)
+    assert got["n_missing"] == 1 and got["labels"] == scale
+    assert got["kappa"] == pytest.approx(
+        cohen_kappa_score(y[ok], p[ok], labels=scale, weights="quadratic"), rel=1e-12)
+    assert fk.files.score_file(str(path), true="grade", pred="model", labels=scale,
+                               weights="quadratic", nan_policy="omit") == got["kappa"]
+    # site "NA" / "None" and weight "NA" stay missing
+    site_ok = ok & ~np.isin([r[2] for r in rows], ["NA", "None"])
+    got = run_json([*argv, "--by", "site"], capsys)
+    assert got["n_missing"] == int((~site_ok).sum())
+    w = np.array([r[3] for r in rows], dtype=object)
+    w_ok = ok & (w != "NA")
+    got = run_json([*argv, "--sample-weight", "w"], capsys)
+    assert got["kappa"] == pytest.approx(cohen_kappa_score(
+        y[w_ok], p[w_ok], labels=scale, weights="quadratic",
+        sample_weight=w[w_ok].astype(float)), rel=1e-12)
+    # undeclared, "None" is a missing value, and the message says how to declare it
+    code, _, err = run(["score", str(path), "--true", "grade", "--pred", "model"], capsys)
+    assert code == 1 and "is a class once --labels declares it" in err
+    got = run_json(["agreement", str(path), "--wide", "grade", "model", "--labels",
+                    ",".join(scale), "--coefficients", "conger_kappa"], capsys)
+    ratings = np.column_stack([np.where(ok, y, None), p])  # "-": a missing rating
+    assert got["coefficients"][0]["estimate"] == pytest.approx(
+        fk.conger_kappa(ratings, labels=scale), rel=1e-12)

@@ -425,7 +425,7 @@ def test_pandas_extension_arrays_work_like_their_series():
 def test_masked_arrays_honour_the_mask():
     t = np.ma.array([0, 1, 2, 7, 1], mask=[0, 0, 0, 1, 0])
     p = np.array([0, 1, 1, 0, 1])
-    with pytest.raises(ValueError, match=r"1 row hold a missing value.*nan_policy='omit'"):
+    with pytest.raises(ValueError, match=r"1 row holds a missing value.*nan_policy='omit'"):
         fk.cohen_kappa(t, p)
     got = fk.cohen_kappa(t, p, nan_policy="omit")
     assert got == fk.cohen_kappa([0, 1, 2, 1], [0, 1, 1, 1])
@@ -651,7 +651,7 @@ def test_kappa_without_a_table_matches_scikit_learn(rows, weights, weighted):
             assert got == pytest.approx(sk, rel=1e-9, abs=1e-12)
     assert got == pytest.approx(want, rel=1e-9, abs=1e-12) or (
         math.isnan(got) and math.isnan(want))
-    with pytest.raises(ValueError, match=r"1 row hold a missing value"):
+    with pytest.raises(ValueError, match=r"1 row holds a missing value"):
         fk.cohen_kappa(np.append(t[keep], np.nan), np.append(p[keep], 0), n_classes=k)
 
 

@@ -131,3 +131,10 @@ def test_thresholds_errors():
         fk.Thresholds([1.5, 0.5], labels=[1, 2, 3])
     with pytest.raises(ValueError, match="`labels` must be a 1-D"):
         fk.Thresholds([0.5], labels=[[1, 2]])
+
+
+def test_optimizer_repr_shows_only_changed_parameters_after_pickling():
+    # replace_undefined_by=nan is the default, although a pickled NaN is a new object
+    assert repr(pickle.loads(pickle.dumps(fk.ThresholdOptimizer()))) == "ThresholdOptimizer()"
+    opt = pickle.loads(pickle.dumps(fk.ThresholdOptimizer(cv=3, replace_undefined_by=0.0)))
+    assert repr(opt) == "ThresholdOptimizer(cv=3, replace_undefined_by=0.0)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import naive
 import numpy as np
@@ -145,6 +146,19 @@ def test_zero_expected_disagreement_warns():
         loss = fkt.kappa_loss(p, torch.tensor([0, 1]), weights=w, from_logits=False)
     loss.backward()
     assert torch.isfinite(loss) and torch.equal(p.grad, torch.zeros_like(p))
+
+
+@pytest.mark.parametrize("form", ["log", "linear"])
+def test_nan_input_says_so_and_stays_nan(form):
+    # a NaN logit reaches every term: the loss is NaN (as torch's losses propagate
+    # it), with a warning that names the input, not an undefined-kappa warning
+    x = torch.randn(6, 3, dtype=torch.float64)
+    x[0, 0] = float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fk.UndefinedKappaWarning)
+        with pytest.warns(RuntimeWarning, match="`input` holds NaN or inf"):
+            loss = fkt.kappa_loss(x, torch.tensor([0, 1, 2, 0, 1, 2]), form=form)
+    assert torch.isnan(loss)
 
 
 def test_perfect_one_hot_log_is_finite():

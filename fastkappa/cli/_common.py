@@ -89,7 +89,7 @@ def provenance(weights: str | None, method: str | None, confidence_level: float,
 
     boot = method is not None and method != "asymptotic"
     return {"fastkappa_version": __version__,
-            "weights": weights,
+            "weights": weights or "none",  # as the results name it
             "method": method,
             "confidence_level": confidence_level if method is not None else None,
             "n_resamples": n_resamples if boot else None,

@@ -210,12 +210,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="kappa of two label columns, streamed in constant memory",
         description="Kappa between two label columns of a file, read in batches.")
     score.add_argument("--pred", required=True, metavar="COL", help="column of predictions")
-    score.add_argument("--weights", choices=WEIGHTS, default="none",
+    score.add_argument("--weights", type=str.lower, choices=WEIGHTS, default="none",
                        help="disagreement weights (default: none; quadratic gives QWK)")
-    score.add_argument("--method", choices=METHODS, metavar="METHOD",
+    score.add_argument("--method", type=str.lower, choices=METHODS, metavar="METHOD",
                        help=f"add a confidence interval: {', '.join(METHODS)} (default: "
                             "none)")
-    score.add_argument("--ci", choices=METHODS, metavar="METHOD", dest="ci_alias",
+    score.add_argument("--ci", type=str.lower, choices=METHODS, metavar="METHOD", dest="ci_alias",
                        help="deprecated spelling of --method")
     score.add_argument("--clusters", metavar="COL",
                        help="cluster column (e.g. patient id) for the interval")
@@ -240,10 +240,10 @@ def make_parser() -> argparse.ArgumentParser:
                          help="two or more prediction columns")
     compare.add_argument("--reference", metavar="COL",
                          help="compare each model with this one only")
-    compare.add_argument("--weights", choices=WEIGHTS, default="none",
+    compare.add_argument("--weights", type=str.lower, choices=WEIGHTS, default="none",
                          help="disagreement weights (default: none, as in fastkappa.compare; "
                               "quadratic gives QWK)")
-    compare.add_argument("--method", choices=METHODS, default="bca",
+    compare.add_argument("--method", type=str.lower, choices=METHODS, default="bca",
                          help="interval method (default: bca)")
     compare.add_argument("--clusters", metavar="COL", help="cluster column for resampling")
     compare.add_argument("--p-adjust", choices=("none", "holm"), default="none",
@@ -266,7 +266,7 @@ def make_parser() -> argparse.ArgumentParser:
                     "with --apply, the classes of each row under known cut points.")
     thresholds.add_argument("--score", required=True, metavar="COL",
                             help="column of continuous scores")
-    thresholds.add_argument("--weights", choices=WEIGHTS, default="quadratic",
+    thresholds.add_argument("--weights", type=str.lower, choices=WEIGHTS, default="quadratic",
                             help="disagreement weights (default: quadratic)")
     thresholds.add_argument("--cv", type=_at_least(2, "folds"), metavar="K",
                             help="also report the K-fold out-of-fold kappa")
@@ -309,16 +309,16 @@ def make_parser() -> argparse.ArgumentParser:
     agree.add_argument("--coefficients", nargs="+", choices=COEFFICIENTS, metavar="NAME",
                        help=f"coefficients to report: {', '.join(COEFFICIENTS)} (default: "
                             "all but light_kappa)")
-    agree.add_argument("--weights", choices=WEIGHTS, default="none",
+    agree.add_argument("--weights", type=str.lower, choices=WEIGHTS, default="none",
                        help="disagreement weights of the kappa family (default: none)")
-    agree.add_argument("--level", choices=LEVELS, metavar="LEVEL",
+    agree.add_argument("--level", type=str.lower, choices=LEVELS, metavar="LEVEL",
                        help="Krippendorff's level of measurement: "
                             f"{', '.join(LEVELS)} (default: nominal without --weights, "
                             "else the same weights)")
-    agree.add_argument("--method", choices=METHODS, metavar="METHOD",
+    agree.add_argument("--method", type=str.lower, choices=METHODS, metavar="METHOD",
                        help=f"interval method: {', '.join(METHODS)} (default: asymptotic, "
                             "Gwet's variance)")
-    agree.add_argument("--ci", choices=METHODS, metavar="METHOD", dest="ci_alias",
+    agree.add_argument("--ci", type=str.lower, choices=METHODS, metavar="METHOD", dest="ci_alias",
                        help="deprecated spelling of --method, as for score")
     agree.set_defaults(func=cmd_agreement.run)
     return parser

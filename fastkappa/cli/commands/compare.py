@@ -66,13 +66,14 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
     class_kw = class_keywords(labels, n_classes)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
+    read: dict = {}
     cols = _read_file_columns(src, label_cols, score_cols=list(weight.values()),
                               extra_cols=_unique([clusters]),
                               # the ignored label may lie outside the declared classes:
                               # then fastkappa.compare checks the classes, after dropping
                               declared=(_declared(labels, n_classes) if ignore_index is None
                                         else None), nan_policy=nan_policy,
-                              progress=progress)
+                              progress=progress, tally=read)
     preds = {name: cols[name] for name in pred}
     comp = compare_models(
         cols[true], preds, weights=weights, method=method,
@@ -85,7 +86,8 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
         "command": "compare",
         **provenance(weights, method, confidence_level, n_resamples, seed),
         "p_adjust": p_adjust,
-        "file": src.name, "y_true": true, "n_rows": n,
+        "file": src.name, "y_true": true, "n_rows": n, "n_read": read["n_read"],
+        "n_missing": read["n_missing"],
         "clusters": clusters,
         "ignore_index": ignore_index, "sample_weight": sample_weight,
         "frequency_weight": frequency_weight,
@@ -104,7 +106,11 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
               "confidence_level": confidence_level}
              for pr in comp.pairs]
     note = _resampling_note(method, n_resamples, seed)
-    lines = [f"{src.name}: {n:,} rows; {kappa_name(weights or 'none')} against "
+    shown_n = f"{n:,} {'row' if n == 1 else 'rows'}"
+    if read["n_missing"]:  # nothing is dropped silently
+        shown_n += (f" of {read['n_read']:,} read ({read['n_missing']:,} with a missing "
+                    "value dropped)")
+    lines = [f"{src.name}: {shown_n}; {kappa_name(weights or 'none')} against "
              f"{true!r}, {method_label(method)} intervals"
              + (f" ({note})" if note else "")
              + (f", clusters {clusters!r}" if clusters else "")

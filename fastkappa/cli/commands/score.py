@@ -77,7 +77,8 @@ def score(file: str, *, true: str, pred: str, weights: str | None = None, labels
                         weights=weights, by_col=by, clusters=clusters, method=method,
                         confidence_level=confidence_level, n_resamples=n_resamples,
                         seed=seed, ignore_index=ignore_index, sample_weight=sample_weight,
-                        frequency_weight=frequency_weight)
+                        frequency_weight=frequency_weight,
+                        dropped=(res.n_read, res.n_missing, res.n_ignored))
     if plot is None:
         return out
     if groups is not None and len(groups.groups) > MAX_PLOTTED_GROUPS:
@@ -115,12 +116,13 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
     class_kw = class_keywords(labels, n_classes)
+    read: dict = {}
     cols = files._read_columns(
         src, files._unique([true, pred]), score_cols=list(weight.values()),
         extra_cols=files._unique([by, clusters]),
         # the ignored label may lie outside the declared classes: the API checks them
         declared=files._declared(labels, n_classes) if ignore_index is None else None,
-        nan_policy=nan_policy, progress=progress)
+        nan_policy=nan_policy, progress=progress, tally=read)
     rows = {k: cols[v] for k, v in weight.items()}
     acc = CohenKappa(weights=weights, **class_kw)
     acc.update(cols[true], cols[pred], ignore_index=ignore_index, **rows)
@@ -138,7 +140,10 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
             cols[true], cols[pred], cols[by], method=method,
             confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
             clusters=cols[clusters] if clusters and method else None, **common)
-    return files.FileScore(src.name, acc, kappa, ci, by_res)
+    n_ignored = 0 if ignore_index is None else int(np.count_nonzero(
+        (cols[true] == ignore_index) | (cols[pred] == ignore_index)))
+    return files.FileScore(src.name, acc, kappa, ci, by_res, read["n_read"],
+                           read["n_missing"], n_ignored)
 
 
 class _LazyOutput(Output):
@@ -176,8 +181,9 @@ def _group_columns(by) -> tuple[list, list, list, list | None, list | None]:
 
 def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clusters,
                   method, confidence_level, n_resamples, seed, ignore_index=None,
-                  sample_weight=None, frequency_weight=None) -> Output:
+                  sample_weight=None, frequency_weight=None, dropped=(0, 0, 0)) -> Output:
     labels = acc.labels
+    n_read, n_missing, n_ignored = dropped
     cols = None if by is None else _group_columns(by)
 
     def make_data() -> dict:
@@ -188,6 +194,9 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
             "y_true": true,
             "y_pred": pred,
             "n_rows": acc.n_rows,
+            "n_read": n_read,
+            "n_missing": n_missing,
+            "n_ignored": n_ignored,
             "labels": labels,
             "kappa": kappa,
             "ci": _ci_dict(ci) if ci is not None else None,
@@ -237,6 +246,10 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
 
     def make_text() -> str:
         n_rows = f"{acc.n_rows:,} {'row' if acc.n_rows == 1 else 'rows'}"
+        gone = ([f"{n_missing:,} with a missing value"] if n_missing else []) + (
+            [f"{n_ignored:,} labelled {ignore_index!r}"] if n_ignored else [])
+        if gone:  # nothing is dropped silently
+            n_rows += f" of {n_read:,} read ({' and '.join(gone)} dropped)"
         n_classes = f"{len(labels)} {'class' if len(labels) == 1 else 'classes'}"
         lines = [f"{name}: {n_rows}, {n_classes} "
                  f"{labels.tolist()[:20]}{' ...' if len(labels) > 20 else ''}",

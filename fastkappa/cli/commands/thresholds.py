@@ -56,13 +56,14 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
         labels = _file_scale(src, [true], weights)
     weight = {"sample_weight": sample_weight, "frequency_weight": frequency_weight}
     weight = {k: v for k, v in weight.items() if v is not None}
+    read: dict = {}
     cols = _read_file_columns(src, [true], score_cols=_unique([score, *weight.values()]),
                               extra_cols=[groups] if groups else [],
                               # the ignored label is no declared class: the optimizer
                               # checks the classes once those rows are dropped
                               declared=(_declared(labels, n_classes) if ignore_index is None
                                         else None),
-                              nan_policy=nan_policy, progress=progress)
+                              nan_policy=nan_policy, progress=progress, tally=read)
     opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed, ignore_index=ignore_index,
                              **class_keywords(labels, n_classes))
     opt.fit(cols[true], cols[score],
@@ -76,7 +77,8 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     n = opt.n_rows_
     data = {"command": "thresholds", "file": src.name, "y_true": true,
             "score": score, "n_rows": n, "ignore_index": ignore_index,
-            "n_ignored": opt.n_dropped_,
+            "n_ignored": opt.n_dropped_, "n_read": read["n_read"],
+            "n_missing": read["n_missing"],
             "weights": weights,
             "thresholds": th, "labels": classes, "kappa": kappa,
             "cv": cv, "seed": seed if cv else None, "groups": groups, "cv_kappa": cv_kappa,
@@ -85,8 +87,11 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
              "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
             for i, v in enumerate(th)]
-    dropped = (f" ({opt.n_dropped_:,} rows labelled {ignore_index!r} dropped)"
-               if ignore_index is not None else "")
+    k = opt.n_dropped_
+    gone = ([f"{k:,} {'row' if k == 1 else 'rows'} labelled {ignore_index!r}"]
+            if ignore_index is not None else []) + (
+        [f"{read['n_missing']:,} with a missing value"] if read["n_missing"] else [])
+    dropped = f" ({' and '.join(gone)} dropped)" if gone else ""
     lines = [f"{src.name}: {n:,} rows{dropped}; cut points for {score!r} against {true!r}",
              "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
              f"classes: {', '.join(str(c) for c in classes)}",
