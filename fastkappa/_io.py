@@ -158,7 +158,8 @@ class Source:
         kind = self.schema.field(column).type
         if pa.types.is_dictionary(kind):
             kind = kind.value_type
-        return _is_text(kind) or pa.types.is_string_view(kind)
+        is_view = getattr(pa.types, "is_string_view", None)  # pyarrow 16 on
+        return _is_text(kind) or (is_view is not None and is_view(kind))
 
     def ordered_categories(self, column: str) -> list | None:
         """The categories of an ordered dictionary column (an ordered Categorical
