@@ -312,7 +312,7 @@ def comparison_tables(comp, spec: str = "") -> tuple[list[list[str]], list[list[
                   for p in comp.pairs)])
     adjusted = comp.p_adjust is not None
     label = {"holm": "Holm"}.get(comp.p_adjust, comp.p_adjust)
-    pairs = [["a - b", "difference", "low", "high", "p"]
+    pairs = [["pair", "difference", "low", "high", "p"]
              + ([f"p ({label})"] if adjusted else [])]
     for p in comp.pairs:
         raw, adj = pair_p_texts(p)

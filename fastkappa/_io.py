@@ -286,6 +286,8 @@ def open_source(path: str, *, sep: str | None = None, stdin=None) -> Source:
     not from the file name, so piped input works too.  A damaged input
     (truncated or corrupt gzip or Parquet) is a :class:`DataError`.
     """
+    if path != "-" and not os.path.exists(path):  # before asking for an extra
+        raise DataError(f"cannot open {path!r}: no such file.")
     require_pyarrow()
     try:
         if path == "-":  # a pipe can block: wait where Ctrl-C is seen
@@ -409,8 +411,6 @@ def _open_source(path: str, sep: str | None, stdin) -> Source:
             raw = io.BufferedReader(gzip.GzipFile(fileobj=raw), 1 << 20)
         return _csv_stream_source(raw, name, sep or ",")
     name = path
-    if not os.path.exists(path):
-        raise DataError(f"cannot open {path!r}: no such file.")
     if os.path.isdir(path):
         raise DataError(f"cannot open {path!r}: it is a directory, not a file.")
     with open(path, "rb") as f:

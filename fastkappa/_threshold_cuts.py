@@ -34,6 +34,7 @@ class Thresholds(np.ndarray):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import fastkappa as fk
     >>> cuts = fk.Thresholds([1.5, 2.5], labels=[1, 2, 3])
     >>> cuts

@@ -171,7 +171,7 @@ def group_interval_iv(method, ci, confidence_level, n_resamples, seed):
     if ci is not None:
         if method is not None:
             raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
-        warnings.warn("`ci` is deprecated and will be removed in the next release; pass "
+        warnings.warn("`ci` is deprecated and will be removed in fastkappa 0.3.0; pass "
                       "`method` instead (the same values).", FutureWarning, stacklevel=3)
         method = ci
     if method is None:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._install import install_hint
 from .metrics import cohen_kappa
 
 __all__ = [
@@ -193,7 +194,11 @@ def make_qwk_scorer(
     >>> bool(scores.min() > 0.8)
     True
     """
-    from sklearn.metrics import make_scorer
+    try:
+        from sklearn.metrics import make_scorer
+    except ImportError:
+        raise ImportError("make_qwk_scorer builds a scikit-learn scorer and needs "
+                          f"scikit-learn; {install_hint('sklearn')}") from None
 
     kwargs = {"weights": weights}
     for key, value in (("thresholds", thresholds), ("labels", labels),

@@ -374,6 +374,11 @@ def bootstrap_distribution(result, *, ax: Axes | None = None, bins: int | Sequen
     ...                   weights="quadratic", n_resamples=1000, seed=0)
     >>> ax = fkplot.bootstrap_distribution(res)  # doctest: +SKIP
     """
+    if not all(hasattr(result, a) for a in ("estimate", "low", "high", "standard_error")):
+        raise TypeError(
+            "bootstrap_distribution() takes one interval (a KappaCI from fastkappa.kappa_ci, "
+            "or one model of a comparison: comparison.models[name]); got "
+            f"{type(result).__name__}.")
     ax = _axes(ax, (6.4, 4.0))
     dist = getattr(result, "distribution", None)
     dist = None if dist is None else np.asarray(dist, dtype=np.float64).ravel()
@@ -444,6 +449,13 @@ def _forest_rows(result) -> tuple[list[str], np.ndarray, np.ndarray | None,
     elif isinstance(result, Mapping):  # {name: KappaCI}
         names = [str(m) for m in result]
         cis = list(result.values())
+        for what in ("weights", "confidence_level", "method"):
+            seen = {str(getattr(c, what, None)) for c in cis}
+            if len(seen) > 1:  # the title and axis name one setting for every row
+                raise ValueError(
+                    f"forest() draws a dict of KappaCI results with one title and axis, "
+                    f"but their {what} differ ({', '.join(sorted(seen))}); compute them "
+                    f"with the same {what}, or draw them on separate axes.")
         meta = {"overall": None, "reference": None,
                 "level": cis[0].confidence_level if cis else None,
                 "method": cis[0].method if cis else None, "n": None,
@@ -538,7 +550,7 @@ def forest(result, *, ax: Axes | None = None, sort: bool = False) -> Axes:
         From :func:`fastkappa.compare` (one row per model; the reference
         model, if any, is drawn with a filled marker), from
         :func:`fastkappa.kappa_by_group` (one row per group, the interval when
-        ``ci`` was given, and the overall kappa as a dashed vertical line), or
+        ``method`` was given, and the overall kappa as a dashed vertical line), or
         a dict ``{name: KappaCI}``. Each row's numbers are written at its
         right.
     ax : matplotlib.axes.Axes, optional
@@ -639,9 +651,14 @@ def differences(comparison, *, ax: Axes | None = None, sort: bool = False) -> Ax
 
     Examples
     --------
+    >>> import numpy as np
     >>> import fastkappa as fk
     >>> import fastkappa.plot as fkplot
-    >>> comp = fk.compare(y, {"a": pred_a, "b": pred_b}, seed=0)  # doctest: +SKIP
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 300)
+    >>> pred_a = np.where(rng.random(300) < 0.8, y, rng.integers(0, 3, 300))
+    >>> pred_b = np.where(rng.random(300) < 0.6, y, rng.integers(0, 3, 300))
+    >>> comp = fk.compare(y, {"a": pred_a, "b": pred_b}, n_resamples=1000, seed=0)
     >>> ax = fkplot.differences(comp)  # doctest: +SKIP
     """
     if not hasattr(comparison, "pairs"):

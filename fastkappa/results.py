@@ -450,7 +450,7 @@ class KappaByGroup:
         Rows scored in each group (sum of ``sample_weight`` when weighted).
         ``n`` is a deprecated alias (removed in 0.3.0).
     low, high : ndarray or None
-        Interval bounds per group when ``ci`` was a method.
+        Interval bounds per group when ``method`` was given.
     overall : float
         Kappa of all scored rows together.
     confusion : ndarray of shape (G, K, K)

@@ -154,6 +154,7 @@ def test_text_and_csv_output(wide_files, capsys):
     ([], "name the long file's columns with --item, --rater and --label"),
     (["--wide", "r1"], "--wide needs two or more distinct rater columns"),
     (["--wide", "r1", "r1"], "--wide needs two or more distinct rater columns"),
+    (["--wide", "r1,r2"], "Separate them with spaces: --wide r1 r2"),
     (["--item", "doc", "--rater", "doc", "--label", "grade"],
      "--item, --rater and --label must name three different columns"),
 ])

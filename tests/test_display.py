@@ -226,7 +226,7 @@ def test_comparison_text_and_html_show_the_fields(p_adjust, reference):
         _shows(row[2], r.low)
         _shows(row[3], r.high)
 
-    titles = ["a - b", "difference", "low", "high", "p"]
+    titles = ["pair", "difference", "low", "high", "p"]
     assert html_pairs[0] == titles + (["p (Holm)"] if p_adjust else [])
     assert len(html_pairs) - 1 == len(comp.pairs) == (2 if reference else 3)
     for row, pr in zip(html_pairs[1:], comp.pairs, strict=True):

@@ -164,3 +164,14 @@ def test_to_dataframe_without_pandas_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match=re.escape(install_hint("pandas"))):
         res.to_dataframe()
+
+
+def test_qwk_scorer_without_scikit_learn_names_the_extra(monkeypatch):
+    import re
+
+    from fastkappa._install import install_hint
+    from fastkappa.integrations import make_qwk_scorer
+
+    monkeypatch.setitem(sys.modules, "sklearn.metrics", None)
+    with pytest.raises(ImportError, match=re.escape(install_hint("sklearn"))):
+        make_qwk_scorer(n_classes=5)

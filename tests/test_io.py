@@ -146,14 +146,19 @@ def test_open_source_errors(tmp_path):
         open_source(str(empty))
 
 
-def test_open_source_without_pyarrow_names_the_extra(monkeypatch):
+def test_open_source_without_pyarrow_names_the_extra(monkeypatch, tmp_path):
     import re
 
     from fastkappa._install import install_hint
 
+    path = tmp_path / "whatever.csv"
+    path.write_text("a,b\n1,2\n")
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(DataError, match=re.escape(install_hint("io"))):
-        open_source("whatever.csv")
+        open_source(str(path))
+    # a file that is not there says so first: installing the extra would not help
+    with pytest.raises(DataError, match=r"cannot open 'nope\.csv': no such file"):
+        open_source("nope.csv")
 
 
 def test_iter_batches_missing_column_lists_columns(tmp_path):

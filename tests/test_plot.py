@@ -448,6 +448,19 @@ def test_forest_of_a_dict_of_results(comparisons):
 def test_forest_rejects_other_objects():
     with pytest.raises(TypeError, match="forest\\(\\) takes a Comparison"):
         fkplot.forest([0.5, 0.6])
+    rng = np.random.default_rng(1)
+    t = rng.integers(0, 3, 200)
+    p = np.where(rng.random(200) < 0.7, t, rng.integers(0, 3, 200))
+    a = fk.kappa_ci(t, p, weights="quadratic", method="asymptotic")
+    b = fk.kappa_ci(t, p, method="asymptotic")
+    c = fk.kappa_ci(t, p, weights="quadratic", method="asymptotic", confidence_level=0.9)
+    # one title and axis name the weights and level: rows that differ are an error
+    with pytest.raises(ValueError, match="their weights differ \\(none, quadratic\\)"):
+        fkplot.forest({"a": a, "b": b})
+    with pytest.raises(ValueError, match="their confidence_level differ"):
+        fkplot.forest({"a": a, "c": c})
+    with pytest.raises(TypeError, match="bootstrap_distribution\\(\\) takes one interval"):
+        fkplot.bootstrap_distribution(fk.compare(t, {"a": p, "b": t}, method="asymptotic"))
     with pytest.raises(TypeError, match="differences\\(\\) takes a Comparison"):
         fkplot.differences({"a": 1})
 

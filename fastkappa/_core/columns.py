@@ -113,21 +113,21 @@ def _object_column(values: np.ndarray, name: str) -> Column:
         bad = next(v for v in values.tolist() if not isinstance(v, (str, numbers.Number)))
         raise ValueError(
             f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
-            "labels must be integers, whole-number floats, booleans or strings.") from None
+            "values must be integers, whole-number floats, booleans or strings.") from None
     # uniques hold the distinct non-missing values: classify them, not the rows
     n_str = sum(isinstance(u, str) for u in uniques)
     n_num = sum(isinstance(u, numbers.Number) and not isinstance(u, bool) for u in uniques)
     n_bool = sum(isinstance(u, (bool, np.bool_)) for u in uniques)
     if n_str and (n_num or n_bool):
         raise ValueError(
-            f"`{name}` mixes strings and numbers; labels must be all strings or all "
-            "numbers (convert one side, e.g. with .astype(str))."
+            f"`{name}` mixes strings and numbers; its values must be all strings or all "
+            "numbers (convert them, e.g. with .astype(str))."
         )
     if n_str + n_num + n_bool != len(uniques):
         bad = next(u for u in uniques if not isinstance(u, (str, numbers.Number, np.bool_)))
         raise ValueError(
             f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
-            "labels must be integers, whole-number floats, booleans or strings."
+            "values must be integers, whole-number floats, booleans or strings."
         )
     if n_str:
         return CodesColumn(codes, uniques, kind="str")

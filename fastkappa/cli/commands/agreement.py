@@ -35,8 +35,11 @@ def run(args) -> Output:
             raise UsageError(f"--wide names one column per rater; it does not go with "
                              f"{' and '.join(given)} (those describe a long file).")
         if len(args.wide) < 2 or len(set(args.wide)) != len(args.wide):
+            commas = len(args.wide) == 1 and "," in args.wide[0]
             raise UsageError("--wide needs two or more distinct rater columns; got "
-                             f"{args.wide}.")
+                             f"{args.wide}."
+                             + (" Separate them with spaces: --wide "
+                                f"{' '.join(args.wide[0].split(','))}" if commas else ""))
     elif len(given) < 3:
         missing = [flag for flag in long_flags if flag not in given]
         raise UsageError(
