@@ -170,7 +170,9 @@ def make_qwk_scorer(
     """A scikit-learn scorer for ``cross_val_score``, ``GridSearchCV``...
 
     ``sklearn.metrics.make_scorer(qwk_score, ...)`` with these options
-    (greater is better).  Imports scikit-learn when called.
+    (greater is better).  Imports scikit-learn when called
+    (``pip install "fastkappa[sklearn]"``, or ``pip install -e ".[sklearn]"``
+    from a clone).
 
     Parameters
     ----------
