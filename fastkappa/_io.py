@@ -91,6 +91,16 @@ def as_file_labels(src: Source, columns: list[str], labels, ignore_index):
     return labels, text(ignore_index)
 
 
+def as_column_label(value, columns):
+    """``value`` as the label it names in ``columns`` (arrays already read): an
+    integer typed on the command line is its text when they hold text (a CSV
+    column of words holding "10"), else unchanged."""
+    if isinstance(value, CommandLineInt) and any(
+            getattr(getattr(c, "dtype", None), "kind", "") in "OUS" for c in columns):
+        return value.text
+    return value
+
+
 def _is_token(word: str) -> bool:
     return word.strip() in MISSING_TOKENS
 

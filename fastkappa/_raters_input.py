@@ -206,6 +206,21 @@ def _length(col) -> int:
     return len(col.codes) if isinstance(col, CodesColumn) else len(col.values)
 
 
+def missing_marker(missing):
+    """``missing=`` as a label value, or None: NaN and ``pd.NA`` say "missing" as
+    None does (missing values are missing already), not a label to match."""
+    if missing is None or type(missing).__name__ == "NAType":
+        return None
+    if not (np.isscalar(missing) and not isinstance(missing, bytes)):
+        raise ValueError("`missing` must be a single label value (e.g. -1 or '').")
+    if isinstance(missing, (float, np.floating)):
+        if missing != missing:
+            return None
+        if float(missing).is_integer():
+            return int(missing)
+    return missing
+
+
 def check_missing_kind(missing, kind: str | None) -> None:
     """A ``missing`` marker of the other kind than the ratings is an error (its
     cells would count as a class)."""
@@ -383,10 +398,7 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
         raise ValueError(
             "pass exactly one form of data: wide `ratings` (items x raters), long format "
             "`item=`, `rater=` and `label=`, or `counts=` (items x classes).")
-    if missing is not None and not (np.isscalar(missing) and not isinstance(missing, bytes)):
-        raise ValueError("`missing` must be a single label value (e.g. -1 or '').")
-    if isinstance(missing, (float, np.floating)) and float(missing).is_integer():
-        missing = int(missing)
+    missing = missing_marker(missing)
     if counts is not None:
         return _from_counts(counts, labels, n_classes, weighted)
     if any(long_given):

@@ -24,8 +24,12 @@ from .agreement_stream import AgreementAccumulator
 __all__ = ["accumulate_file", "agreement_file"]
 
 
-def _ids(arr) -> np.ndarray:
-    """Item or rater ids of one batch as a NumPy array (None where missing)."""
+def _ids(arr, kept: frozenset = frozenset()) -> np.ndarray:
+    """Item or rater ids of one batch as a NumPy array (None where missing).
+
+    ``kept`` are missing-value tokens that the label column declares as labels
+    (so the reader kept them as words): in an id column they are missing still.
+    """
     import pyarrow as pa
 
     if isinstance(arr, pa.ChunkedArray):
@@ -34,7 +38,10 @@ def _ids(arr) -> np.ndarray:
         arr = arr.cast(arr.type.value_type)
     from ._file_columns import arrow_numpy
 
-    return np.asarray(arrow_numpy(arr))
+    ids = np.asarray(arrow_numpy(arr))
+    if kept and ids.dtype == object:
+        ids[np.isin(ids, list(kept))] = None
+    return ids
 
 
 def _labels(conv, arr, row0: int):
@@ -107,7 +114,8 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
             lab, keep = _labels(conv, cols[label], row0)
             # a row with an empty label is still that rater's row for the item (a
             # second row of the pair is a duplicate), as in one call on all the rows
-            acc._update(_ids(cols[item]), _ids(cols[rater]), lab,
+            acc._update(_ids(cols[item], src.kept_tokens), _ids(cols[rater], src.kept_tokens),
+                        lab,
                         None if keep is None else ~keep)
         return acc
     convs = {c: LabelConverter(c, src.fmt, src.kept_tokens) for c in wide}

@@ -31,6 +31,7 @@ from ._raters_input import (
     check_missing_kind,
     check_order,
     first_repeat,
+    missing_marker,
     pattern_space,
     shown_id,
     whole_float_codes,
@@ -354,7 +355,7 @@ class AgreementAccumulator:
         declared, kind = _check_labels(labels, n_classes)
         self._declared = declared
         self._kind = kind
-        self._missing = missing
+        self._missing = missing_marker(missing)
         self.reset()
 
     # ----------------------------------------------------------------- state

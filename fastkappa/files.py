@@ -46,6 +46,7 @@ from ._filecount import UnitTables as _UnitTables
 from ._filecount import score_groups as _score_groups
 from ._io import (
     DataError,
+    as_column_label,
     as_file_labels,
     as_source,
     iter_batches,
@@ -595,10 +596,10 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
 
 def _drop_ignored(spec: _Spec, values: dict, index):
     """Drop the rows where either label equals ``spec.ignore_index``."""
-    value = spec.ignore_index
     hit = None
     for c in (spec.true, spec.pred):
         col = np.asarray(materialize(values[c]))
+        value = as_column_label(spec.ignore_index, [col])
         if col.dtype.kind in "iuf" and isinstance(value, str):
             raise DataError(f"`ignore_index` is the string {value!r}, but column {c!r} holds "
                             "numbers; give a number.")

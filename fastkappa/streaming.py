@@ -358,7 +358,9 @@ class CohenKappa:
             enc = None
             # scores (argmax, thresholds) name y_true's classes in this batch, as in
             # one call: never the labels learned so far
-            scored = thresholds is not None or _nd(y_pred) is not None
+            shape = getattr(y_pred, "shape", None)  # DataFrames too (no _nd for tables)
+            scored = (thresholds is not None or _nd(y_pred) is not None
+                      or (shape is not None and len(shape) == 2 and shape[1] != 1))
             if len(self._labels) and not scored and (
                     self._kind == "num" or _weights.is_unweighted(self._weights_spec)):
                 # most batches hold no new label: try the labels learned so far
@@ -489,6 +491,7 @@ class CohenKappa:
 
     def _adopt_declaration(self, other: CohenKappa) -> None:
         self._fixed = True
+        self._scale_from_data = getattr(other, "_scale_from_data", False)
         self._n_classes_arg = other._n_classes_arg
         self._labels = other._labels.copy()
         self._kind = other._kind

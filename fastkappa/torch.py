@@ -31,6 +31,7 @@ to avoid them.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -190,7 +191,7 @@ def kappa_loss(
         observed = (w * soft).sum()
         expected = rows @ w @ cols / n
         e = float(expected.detach())  # one device sync, as the check always needed
-        if e != e:  # NaN (or inf) in `input` reaches every term: say so, keep the NaN
+        if not math.isfinite(e):  # NaN or inf in `input` reaches every term: say so
             warnings.warn("kappa_loss: `input` holds NaN or inf values, so the loss is "
                           "NaN.", RuntimeWarning, stacklevel=2)
             return observed / expected

@@ -289,6 +289,17 @@ def test_a_missing_marker_of_the_other_kind_is_an_error(rng):
         want, abs=1e-14)
 
 
+def test_missing_nan_or_na_means_missing_values_as_none_does():
+    s = pd.DataFrame({"a": ["x", "y", None, "x"], "b": ["x", np.nan, "y", "y"],
+                      "c": ["y", "y", "x", None]})
+    want = fk.fleiss_kappa(s)
+    for marker in (np.nan, float("nan"), pd.NA):
+        assert fk.fleiss_kappa(s, missing=marker) == pytest.approx(want, abs=1e-15)
+    acc = fk.AgreementAccumulator(missing=np.nan).update(
+        item=[0, 0, 1, 1], rater=[0, 1, 0, 1], label=["a", "b", "a", "a"])
+    assert acc.n_ratings == 4
+
+
 def test_declared_classes_change_gwet_but_not_fleiss():
     x = np.array([[0, 0, 1], [1, 1, 1], [0, 1, 0], [2, 2, 2]])
     assert fk.fleiss_kappa(x, n_classes=5) == pytest.approx(fk.fleiss_kappa(x), abs=1e-15)

@@ -612,3 +612,55 @@ def test_declared_labels_spelled_like_missing_tokens_are_classes(tmp_path, capsy
     ratings = np.column_stack([np.where(ok, y, None), p])  # "-": a missing rating
     assert got["coefficients"][0]["estimate"] == pytest.approx(
         fk.conger_kappa(ratings, labels=scale), rel=1e-12)
+
+
+def test_a_typed_number_names_a_csv_text_label(tmp_path, capsys):
+    # a CSV column of words holding "10": --ignore-index 10 names that word
+    path = tmp_path / "words.csv"
+    path.write_text("y,p\n10,high\nhigh,high\nlow,10\nlow,low\nhigh,low\n10,10\nlow,high\n")
+    y = np.array(["10", "high", "low", "low", "high", "10", "low"])
+    p = np.array(["high", "high", "10", "low", "low", "10", "high"])
+    keep = (y != "10") & (p != "10")
+    for extra in ([], ["--by", "y", "--sample-weight", "w"]):
+        if extra:  # the in-memory path
+            lines = path.read_text().splitlines()
+            path.write_text("\n".join([lines[0] + ",w"] + [r + ",1" for r in lines[1:]]) + "\n")
+        got = run_json(["score", str(path), "--true", "y", "--pred", "p", "--ignore-index",
+                        "10", *extra], capsys)
+        assert got["n_ignored"] == int((~keep).sum()) and got["ignore_index"] == "10"
+        assert got["kappa"] == pytest.approx(cohen_kappa_score(y[keep], p[keep]), rel=1e-12)
+    got = run_json(["compare", str(path), "--true", "y", "--pred", "p", "y", "--ignore-index",
+                    "10", "--method", "asymptotic"], capsys)
+    assert got["n_ignored"] == int((~keep).sum())
+    assert got["models"]["p"]["estimate"] == pytest.approx(cohen_kappa_score(y[keep], p[keep]))
+
+
+def test_counted_rows_and_file_lines_are_told_apart(tmp_path, capsys):
+    path = tmp_path / "f.csv"
+    path.write_text("y,p,n\n1,1,50\n2,2,40\n1,2,5\n2,1,5\n-1,1,100\n2,2,\n")
+    argv = ["score", str(path), "--true", "y", "--pred", "p", "--frequency-weight", "n",
+            "--ignore-index", "-1", "--nan-policy", "omit"]
+    got = run_json(argv, capsys)
+    assert (got["n_rows"], got["n_read"], got["n_missing"], got["n_ignored"]) == (100, 6, 1, 1)
+    _, out, _ = run(argv, capsys)
+    assert ("100 rows counted from 6 lines (1 with a missing value and 1 labelled -1 "
+            "dropped)") in out
+
+
+def test_compare_counts_rows_labelled_ignore_index_in_any_column(tmp_path, capsys):
+    path = tmp_path / "c.csv"
+    path.write_text("y,p,q\n1,1,1\n2,2,1\n1,2,2\n-1,1,1\n2,NA,2\n1,1,-1\n2,2,2\n")
+    argv = ["compare", str(path), "--true", "y", "--pred", "p", "q", "--ignore-index", "-1",
+            "--nan-policy", "omit", "--method", "asymptotic"]
+    got = run_json(argv, capsys)
+    assert (got["n_rows"], got["n_read"], got["n_missing"], got["n_ignored"]) == (4, 7, 1, 2)
+    _, out, _ = run(argv, capsys)
+    assert "4 rows of 7 read (1 with a missing value and 2 labelled -1 dropped)" in out
+
+
+def test_declared_token_labels_leave_long_format_ids_missing(tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    path.write_text("item,rater,label\n1,A,None\n1,B,Mild\n2,A,Mild\n2,None,Mild\n")
+    code, _, err = run(["agreement", str(path), "--item", "item", "--rater", "rater",
+                        "--label", "label", "--labels", "None,Mild"], capsys)
+    assert code == 1 and "--rater holds 1 missing ids" in err

@@ -378,8 +378,11 @@ def test_weighted_stream_of_ordered_categoricals_takes_their_scale(rng, weights)
     with pytest.raises(ValueError, match="outside the declared classes: 'x'"):
         acc.update(["x"], ["none"])
     assert pickle.loads(pickle.dumps(acc)).compute() == acc.compute()
-    acc.reset()  # the Categorical's classes go with its rows
-    assert len(acc.labels) == 0
+    merged = CohenKappa(weights=weights).merge(acc)
+    assert merged.compute() == acc.compute()
+    merged.reset()
+    acc.reset()  # the Categorical's classes go with its rows, in a merged copy too
+    assert len(acc.labels) == 0 and len(merged.labels) == 0
     with pytest.raises(ValueError, match="weighted kappa needs ordered classes"):
         acc.update(["a", "b"], ["b", "b"])
 
@@ -393,5 +396,8 @@ def test_learning_stream_reads_scores_as_in_one_call():
         acc.update([20, 30, 30], scores)
     with pytest.raises(ValueError, match="3 columns but the sorted classes"):
         fk.confusion_matrix([20, 30, 30], scores)
+    for table in (pd.DataFrame(scores), pytest.importorskip("polars").DataFrame(scores)):
+        with pytest.raises(ValueError, match="3 columns but the sorted classes"):
+            acc.update([20, 30, 30], table)
     acc.update([30, 10, 20], scores)  # columns 10, 20, 30: predictions 10, 20, 30
     np.testing.assert_array_equal(acc.confusion, [[1, 1, 0], [0, 1, 1], [1, 0, 1]])

@@ -159,6 +159,12 @@ def test_nan_input_says_so_and_stays_nan(form):
         with pytest.warns(RuntimeWarning, match="`input` holds NaN or inf"):
             loss = fkt.kappa_loss(x, torch.tensor([0, 1, 2, 0, 1, 2]), form=form)
     assert torch.isnan(loss)
+    probs = torch.softmax(torch.randn(6, 3, dtype=torch.float64), 1)
+    probs[0, 0] = float("inf")
+    with pytest.warns(RuntimeWarning, match="`input` holds NaN or inf"):
+        loss = fkt.kappa_loss(probs, torch.tensor([0, 1, 2, 0, 1, 2]), form=form,
+                              from_logits=False)
+    assert not torch.isfinite(loss)
 
 
 def test_perfect_one_hot_log_is_finite():

@@ -82,6 +82,25 @@ def _draw_seed(args, method: str | None) -> int | None:
     return args.seed
 
 
+def rows_read(n_rows, n_read: int, n_missing: int, n_ignored: int, ignore_index,
+              counted: bool = False) -> str:
+    """How many rows were scored, and, when any were dropped, of how many read and
+    why: nothing is dropped silently.  With frequency weights (``counted``) the
+    rows scored are the counts' sum and the file's lines are counted apart."""
+    def num(k: int, one: str, many: str) -> str:
+        return f"{k:,} {one if k == 1 else many}"
+
+    gone = ([f"{n_missing:,} with a missing value"] if n_missing else []) + (
+        [f"{n_ignored:,} labelled {ignore_index!r}"] if n_ignored else [])
+    why = f" ({' and '.join(gone)} dropped)" if gone else ""
+    if counted:
+        return (f"{num(n_rows, 'row', 'rows')} counted from "
+                f"{num(n_read, 'line', 'lines')}{why}")
+    if not gone:
+        return num(n_rows, "row", "rows")
+    return f"{num(n_rows, 'row', 'rows')} of {n_read:,} read{why}"
+
+
 def provenance(weights: str | None, method: str | None, confidence_level: float,
                n_resamples: int, seed: int | None) -> dict:
     """What a JSON result records so that it can be reproduced."""

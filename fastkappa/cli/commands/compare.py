@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._display import kappa_name, method_label
-from ..._io import as_file_labels, open_source
+from ..._io import as_column_label, as_file_labels, open_source
 from ...compare import compare as compare_models
 from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
@@ -15,6 +17,7 @@ from .._common import (
     _weights,
     class_keywords,
     provenance,
+    rows_read,
 )
 from ..figures import _add_plot, _check_plot_path, _comparison_figure
 from ..output import (
@@ -74,6 +77,9 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
                               declared=(_declared(labels, n_classes) if ignore_index is None
                                         else None), nan_policy=nan_policy,
                               progress=progress, tally=read)
+    ignore_index = as_column_label(ignore_index, [cols[c] for c in label_cols])
+    n_ignored = 0 if ignore_index is None else int(np.count_nonzero(
+        np.any([cols[c] == ignore_index for c in label_cols], axis=0)))
     preds = {name: cols[name] for name in pred}
     comp = compare_models(
         cols[true], preds, weights=weights, method=method,
@@ -87,7 +93,7 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
         **provenance(weights, method, confidence_level, n_resamples, seed),
         "p_adjust": p_adjust,
         "file": src.name, "y_true": true, "n_rows": n, "n_read": read["n_read"],
-        "n_missing": read["n_missing"],
+        "n_missing": read["n_missing"], "n_ignored": n_ignored,
         "clusters": clusters,
         "ignore_index": ignore_index, "sample_weight": sample_weight,
         "frequency_weight": frequency_weight,
@@ -106,10 +112,8 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
               "confidence_level": confidence_level}
              for pr in comp.pairs]
     note = _resampling_note(method, n_resamples, seed)
-    shown_n = f"{n:,} {'row' if n == 1 else 'rows'}"
-    if read["n_missing"]:  # nothing is dropped silently
-        shown_n += (f" of {read['n_read']:,} read ({read['n_missing']:,} with a missing "
-                    "value dropped)")
+    shown_n = rows_read(n, read["n_read"], read["n_missing"], n_ignored, ignore_index,
+                        frequency_weight is not None)
     lines = [f"{src.name}: {shown_n}; {kappa_name(weights or 'none')} against "
              f"{true!r}, {method_label(method)} intervals"
              + (f" ({note})" if note else "")

@@ -18,6 +18,7 @@ from .._common import (
     _weights,
     class_keywords,
     provenance,
+    rows_read,
 )
 from ..figures import MAX_PLOTTED_GROUPS, _add_plot, _check_plot_path, _score_figure
 from ..output import (
@@ -107,7 +108,7 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
     keywords (a weighted row's interval resamples the rows themselves, which a
     streamed table cannot hold)."""
     from ... import bootstrap, groups
-    from ..._io import as_file_labels, open_source
+    from ..._io import as_column_label, as_file_labels, open_source
 
     src = open_source(file, sep=sep)
     labels, ignore_index = as_file_labels(src, [true, pred], labels, ignore_index)
@@ -123,6 +124,7 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
         # the ignored label may lie outside the declared classes: the API checks them
         declared=files._declared(labels, n_classes) if ignore_index is None else None,
         nan_policy=nan_policy, progress=progress, tally=read)
+    ignore_index = as_column_label(ignore_index, [cols[true], cols[pred]])
     rows = {k: cols[v] for k, v in weight.items()}
     acc = CohenKappa(weights=weights, **class_kw)
     acc.update(cols[true], cols[pred], ignore_index=ignore_index, **rows)
@@ -245,11 +247,8 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
         return rows
 
     def make_text() -> str:
-        n_rows = f"{acc.n_rows:,} {'row' if acc.n_rows == 1 else 'rows'}"
-        gone = ([f"{n_missing:,} with a missing value"] if n_missing else []) + (
-            [f"{n_ignored:,} labelled {ignore_index!r}"] if n_ignored else [])
-        if gone:  # nothing is dropped silently
-            n_rows += f" of {n_read:,} read ({' and '.join(gone)} dropped)"
+        n_rows = rows_read(acc.n_rows, n_read, n_missing, n_ignored, ignore_index,
+                           frequency_weight is not None)
         n_classes = f"{len(labels)} {'class' if len(labels) == 1 else 'classes'}"
         lines = [f"{name}: {n_rows}, {n_classes} "
                  f"{labels.tolist()[:20]}{' ...' if len(labels) > 20 else ''}",

@@ -14,7 +14,14 @@ from ..._io import DataError, as_file_labels, open_source
 from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
 from ...thresholds import ThresholdOptimizer, Thresholds, apply_thresholds
-from .._common import UsageError, _class_kw, _progress, _weights, class_keywords
+from .._common import (
+    UsageError,
+    _class_kw,
+    _progress,
+    _weights,
+    class_keywords,
+    rows_read,
+)
 from ..figures import _add_plot, _check_plot_path, _thresholds_figure
 from ..output import Output, _csv_value, _fmt
 
@@ -87,12 +94,9 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
     rows = [{"cut": i + 1, "threshold": float(v), "below": classes[i],
              "above": classes[i + 1], "kappa": kappa, "cv_kappa": cv_kappa}
             for i, v in enumerate(th)]
-    k = opt.n_dropped_
-    gone = ([f"{k:,} {'row' if k == 1 else 'rows'} labelled {ignore_index!r}"]
-            if ignore_index is not None else []) + (
-        [f"{read['n_missing']:,} with a missing value"] if read["n_missing"] else [])
-    dropped = f" ({' and '.join(gone)} dropped)" if gone else ""
-    lines = [f"{src.name}: {n:,} rows{dropped}; cut points for {score!r} against {true!r}",
+    shown_n = rows_read(n, read["n_read"], read["n_missing"], opt.n_dropped_, ignore_index,
+                        frequency_weight is not None)
+    lines = [f"{src.name}: {shown_n}; cut points for {score!r} against {true!r}",
              "thresholds: " + ", ".join(f"{v:.6g}" for v in th),
              f"classes: {', '.join(str(c) for c in classes)}",
              f"in-sample kappa = {_fmt(kappa)}"]
