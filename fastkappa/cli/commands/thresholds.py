@@ -86,7 +86,7 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
             "score": score, "n_rows": n, "ignore_index": ignore_index,
             "n_ignored": opt.n_dropped_, "n_read": read["n_read"],
             "n_missing": read["n_missing"],
-            "weights": weights,
+            "weights": weights or "none",
             "thresholds": th, "labels": classes, "kappa": kappa,
             "cv": cv, "seed": seed if cv else None, "groups": groups, "cv_kappa": cv_kappa,
             "sample_weight": sample_weight, "frequency_weight": frequency_weight}
