@@ -148,6 +148,31 @@ def agreement_file(path: Any, *, item: str | None = None, rater: str | None = No
     Wide files: every row is an item; a row whose every rater cell is empty
     holds no rating and counts in ``n_unrated``, as in one call on the array.
 
+    Parameters
+    ----------
+    path : str, path-like or Arrow stream
+        A CSV (optionally gzip-compressed) or Parquet file, ``"-"`` for
+        standard input, or a ``pyarrow.Table`` / ``RecordBatchReader`` /
+        object with ``__arrow_c_stream__`` (a polars DataFrame).
+    item, rater, label : str, optional
+        The long format's columns: one row per rating.
+    wide : list of str, optional
+        The wide format instead: one label column per rater.
+    labels, n_classes, missing
+        The classes and the missing-rating marker, as in
+        :func:`fastkappa.agreement`.
+    sep : str, optional
+        CSV field separator (default ``,``, or a tab for ``.tsv``).
+    progress : bool, default False
+        A progress bar on standard error (needs tqdm).
+    **options
+        Passed to :meth:`fastkappa.AgreementAccumulator.compute`.
+
+    Returns
+    -------
+    Agreement
+        The same result as :func:`fastkappa.agreement` on all the rows.
+
     References
     ----------
     .. [1] Gwet, K. L. (2008). Computing inter-rater reliability and its variance

@@ -129,7 +129,8 @@ def test_other_figures_in_a_two_by_two_grid():
     fkplot.bootstrap_distribution(res, ax=axs[0, 0])
     fkplot.threshold_curve(opt, ax=axs[0, 1])
     fkpa.forest(agreement, ax=axs[1, 0])
-    fkplot.forest({"model_a": fk.kappa_ci(y, preds["model_a"], method="asymptotic"),
+    fkplot.forest({"model_a": fk.kappa_ci(y, preds["model_a"], weights="linear",
+                                          n_resamples=300, seed=0),
                    "model_b": res}, ax=axs[1, 1])
     _check_grid(fig)
     assert axs[0, 0].get_xlabel() == "linear-weighted kappa"

@@ -347,8 +347,8 @@ def test_command_line_ignore_index_and_nan_policy(rng, tmp_path, capsys):
     assert out["n_ignored"] == int(np.sum(y[~np.isnan(y) & ~np.isnan(s)] == -1))
     assert main([*argv[:-2], "--ignore-index", "-1", "--nan-policy", "omit"]) == 0
     n_missing = int(np.sum(np.isnan(y) | np.isnan(s)))
-    assert (f"({out['n_ignored']} rows labelled -1 and {n_missing} with a missing value "
-            "dropped)") in capsys.readouterr().out
+    assert (f"{out['n_rows']} rows of {len(y)} read ({n_missing} with a missing value and "
+            f"{out['n_ignored']} labelled -1 dropped)") in capsys.readouterr().out
     assert out["n_missing"] == n_missing and out["n_read"] == len(y)
     assert main(["thresholds", str(path), "--score", "score", "--apply", "0.5,1.5",
                  "--ignore-index", "-1"]) == 2
