@@ -458,7 +458,7 @@ def agreement_dict(res) -> dict[str, Any]:
         "fastkappa_version": version(), "method": res.method,
         "confidence_level": float(res.confidence_level),
         "n_resamples": int(res.n_resamples), "seed": res.seed,
-        "weights": None if res.weights is None else weights_name(res.weights),
+        "weights": weights_name(res.weights),  # "none" when unweighted, as elsewhere
         "level": None if res.level is None else weights_name(res.level),
         "n_items": res.n_items, "n_unrated": res.n_unrated,
         "n_raters": res.n_raters, "n_clusters": res.n_clusters, "classes": classes,

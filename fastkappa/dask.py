@@ -131,6 +131,14 @@ def _partitions(cols: dict[str, Any]) -> list:
         raise TypeError(
             "fastkappa.dask takes dask arrays or dask DataFrame columns; got "
             f"{type(first).__name__} (use fastkappa.cohen_kappa for in-memory data).")
+    for name, x in list(present.items()):
+        if getattr(x, "ndim", 1) == 2:  # a dask DataFrame: one column is that column
+            if len(x.columns) != 1:
+                raise ValueError(
+                    f"`{name}` is a dask DataFrame with {len(x.columns)} columns; pass one "
+                    "column (df[col]).")
+            present[name] = x[x.columns[0]]
+    first_name, first = next(iter(present.items()))
     for name, x in present.items():
         if not _is_dask_frame_like(x):
             raise TypeError(
@@ -335,6 +343,10 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
                      sample_weight=sample_weight, ignore_index=ignore_index,
                      nan_policy=nan_policy, thresholds=thresholds,
                      frequency_weight=frequency_weight)
+    if acc.n_rows == 0:
+        raise ValueError(
+            "no row to score: every partition of `y_true` and `y_pred` is empty, or every "
+            "row was dropped (missing values with nan_policy='omit', `ignore_index`).")
     return acc.compute(replace_undefined_by=replace_undefined_by)
 
 

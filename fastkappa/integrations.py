@@ -183,6 +183,11 @@ def make_qwk_scorer(
         Which estimator method gives the predictions ('predict' for
         regressors and labels; 'predict_proba' for (n, K) probabilities).
 
+    Returns
+    -------
+    callable
+        A scikit-learn scorer, ``scorer(estimator, X, y) -> float``.
+
     Examples
     --------
     >>> import numpy as np
@@ -209,6 +214,25 @@ def make_qwk_scorer(
             kwargs[key] = value
     return make_scorer(qwk_score, greater_is_better=True, response_method=response_method,
                        **kwargs)
+
+
+_EVAL_OPTIONS_DOC = """Parameters
+    ----------
+    thresholds : array_like of shape (K - 1,), optional
+        Increasing cut points for the model's continuous output (on the
+        scale it passes: raw margins with a custom objective). Default:
+        round to the nearest class, as :func:`qwk_score` does.
+    labels, n_classes : optional
+        The classes (see the module notes).
+    weights : None, 'linear', 'quadratic' or (K, K) array, default 'quadratic'
+        Disagreement weights; QWK by default.
+    name : str, default 'qwk'
+        The metric's name in the training log.
+
+    Returns
+    -------
+    callable
+        The metric, with the call signature above."""
 
 
 def _options(thresholds, labels, n_classes, weights) -> dict:
@@ -241,6 +265,8 @@ def lightgbm_eval_metric(
     ``eval_data.get_label()`` and ``eval_data.get_weight()``.  With a custom
     objective LightGBM passes raw margins; rounding then needs
     ``thresholds`` on that scale.
+
+    {options}
 
     Examples
     --------
@@ -278,6 +304,8 @@ def lightgbm_sklearn_eval_metric(
     parameters, so LightGBM passes the eval set's weights (``None`` when it
     has none).
 
+    {options}
+
     Examples
     --------
     >>> from fastkappa.integrations import lightgbm_sklearn_eval_metric
@@ -311,6 +339,8 @@ def xgboost_eval_metric(
     pass ``maximize=True`` to ``xgboost.train`` (or
     ``xgboost.callback.EarlyStopping(..., maximize=True)``) when early
     stopping on it.
+
+    {options}
 
     Examples
     --------
@@ -351,6 +381,8 @@ def xgboost_sklearn_eval_metric(
     early stopping: pass ``loss=True`` to get ``1 - kappa`` (named
     ``"qwk_loss"``), or keep kappa and use
     ``xgboost.callback.EarlyStopping(..., maximize=True)``.
+
+    {options}
 
     Examples
     --------
@@ -553,3 +585,9 @@ def xgboost_qwk_objective() -> Callable:
         return _objective_call(y_true_or_preds, y_pred_or_data, sample_weight)
 
     return qwk_objective
+
+
+for _f in (lightgbm_eval_metric, lightgbm_sklearn_eval_metric, xgboost_eval_metric,
+           xgboost_sklearn_eval_metric):
+    _f.__doc__ = _f.__doc__.replace("{options}", _EVAL_OPTIONS_DOC)
+del _f

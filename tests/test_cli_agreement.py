@@ -130,7 +130,7 @@ def test_json_provenance_and_bootstrap_seed(wide_files, capsys):
     assert again["coefficients"] == first["coefficients"]  # the seed reproduces it
     asym = run_json(["agreement", wide_files["csv"], "--wide", *RATERS], capsys)
     assert asym["method"] == "asymptotic" and asym["seed"] is None
-    assert asym["weights"] is None
+    assert asym["weights"] == "none"
 
 
 def test_text_and_csv_output(wide_files, capsys):

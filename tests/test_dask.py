@@ -233,3 +233,17 @@ def test_import_fastkappa_does_not_import_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_one_column_frames_and_empty_partitions():
+    # a one-column DataFrame is that column, as in memory; no row left is said plainly
+    rng = np.random.default_rng(12)
+    df = pd.DataFrame({"t": rng.integers(0, 3, 120), "p": rng.integers(0, 3, 120),
+                       "g": rng.choice(["a", "b"], 120)})
+    ddf = dd.from_pandas(df, npartitions=4)
+    assert fkd.cohen_kappa(ddf[["t"]], ddf[["p"]]) == fk.cohen_kappa(df[["t"]], df[["p"]])
+    with pytest.raises(ValueError, match="a dask DataFrame with 2 columns; pass one column"):
+        fkd.cohen_kappa(ddf[["t", "g"]], ddf.p)
+    empty = ddf[ddf.g == "none"]
+    with pytest.raises(ValueError, match="no row to score: every partition"):
+        fkd.cohen_kappa(empty.t, empty.p)
