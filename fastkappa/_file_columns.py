@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ._core.columns import CodesColumn
-from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError
+from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError, plain_strings
 
 _NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
              "use `fastkappa thresholds`")
@@ -42,6 +42,7 @@ class LabelConverter:
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
+        arr = plain_strings(arr)
         t = arr.type
         if pa.types.is_null(t):  # a column of nulls only (no value told its type)
             n = len(arr)

@@ -379,25 +379,30 @@ def _ordered_dictionary(schema, column: str) -> bool:
     return pa.types.is_dictionary(kind) and kind.ordered
 
 
-def _plain_strings(batch):
-    """A batch whose string-view columns (polars exports text as ``string_view``)
-    are large strings, dictionary values included, so the label readers see the
-    string types they know."""
+def plain_strings(arr):
+    """An array whose string views (polars exports text as ``string_view``; a
+    Parquet file may store them) are large strings, dictionary values included,
+    so the label readers see the string types they know."""
     pa = require_pyarrow()
     is_view = getattr(pa.types, "is_string_view", None)  # pyarrow 16 on
     if is_view is None:
+        return arr
+    t = arr.type
+    if is_view(t):
+        return arr.cast(pa.large_string())
+    if pa.types.is_dictionary(t) and is_view(t.value_type):
+        return pa.DictionaryArray.from_arrays(
+            arr.indices, arr.dictionary.cast(pa.large_string()), ordered=t.ordered)
+    return arr
+
+
+def _plain_strings(batch):
+    """A batch whose columns are :func:`plain_strings`."""
+    pa = require_pyarrow()
+    arrays = [plain_strings(arr) for arr in batch.columns]
+    if all(a is b for a, b in zip(arrays, batch.columns, strict=True)):
         return batch
-    arrays = list(batch.columns)
-    changed = False
-    for i, arr in enumerate(arrays):
-        t = arr.type
-        if is_view(t):
-            arrays[i], changed = arr.cast(pa.large_string()), True
-        elif pa.types.is_dictionary(t) and is_view(t.value_type):
-            arrays[i] = pa.DictionaryArray.from_arrays(
-                arr.indices, arr.dictionary.cast(pa.large_string()), ordered=t.ordered)
-            changed = True
-    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names) if changed else batch
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 def _one_line(e: BaseException) -> str:

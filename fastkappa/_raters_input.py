@@ -241,6 +241,7 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
                     f"`{name}` is an ordered categorical with categories different from "
                     "another rater's; every rater must declare the same classes in the "
                     "same order (or pass `labels=`).")
+    known = kind is not None  # declared, or seen in a value (not all missing)
     if kind is None:
         kinds = {_column_kind(c) for c in cols}
         kinds.discard(None)
@@ -248,8 +249,9 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
             raise ValueError(
                 "the ratings mix strings and numbers across raters; labels must be all "
                 "strings or all numbers (convert with .astype(str)).")
+        known = bool(kinds)
         kind = kinds.pop() if kinds else "num"
-    check_missing_kind(missing, kind)
+    check_missing_kind(missing, kind if known else None)
     ordered = declared is not None or kind == "num"
     check_order(ordered, weighted)
     if declared is None:

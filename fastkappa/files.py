@@ -384,10 +384,15 @@ def _explain_update_error(err: ValueError, cols: dict, declared, row0: int,
                 i, value = hit
                 i = int(index[i]) if index is not None else i
                 shown = declared.tolist()
+                kinds = {isinstance(value, str), all(isinstance(c, str) for c in shown)}
+                hint = ("" if len(kinds) == 1 else
+                        " (the column holds text, the classes are numbers: declare them as "
+                        "strings)" if isinstance(value, str) else
+                        " (the column holds numbers, the classes are strings)")
                 return DataError(
                     f"row {row0 + i}: column {name!r} holds {value!r}, which is not one of "
-                    f"the declared classes {shown[:20]}{' ...' if len(shown) > 20 else ''}; "
-                    "declare every class with `labels=` or `n_classes=`.")
+                    f"the declared classes {shown[:20]}{' ...' if len(shown) > 20 else ''}"
+                    f"{hint}; declare every class with `labels=` or `n_classes=`.")
     names = list(cols)
     msg = str(err).replace("`y_true`", repr(names[0])).replace("`y_pred`", repr(names[-1]))
     msg = msg.replace("CohenKappa(labels=[...], weights=...)",

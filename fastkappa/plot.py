@@ -449,12 +449,13 @@ def _forest_rows(result) -> tuple[list[str], np.ndarray, np.ndarray | None,
     elif isinstance(result, Mapping):  # {name: KappaCI}
         names = [str(m) for m in result]
         cis = list(result.values())
-        for what in ("weights", "confidence_level", "method"):
+        for what, plural in (("weights", "weights"), ("confidence_level", "confidence levels"),
+                             ("method", "methods")):
             seen = {str(getattr(c, what, None)) for c in cis}
             if len(seen) > 1:  # the title and axis name one setting for every row
                 raise ValueError(
                     f"forest() draws a dict of KappaCI results with one title and axis, "
-                    f"but their {what} differ ({', '.join(sorted(seen))}); compute them "
+                    f"but their {plural} differ ({', '.join(sorted(seen))}); compute them "
                     f"with the same {what}, or draw them on separate axes.")
         meta = {"overall": None, "reference": None,
                 "level": cis[0].confidence_level if cis else None,

@@ -22,19 +22,21 @@ from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
 from ._core.rows import frequency_rows
-from ._core.shapes import _nd, flatten_labels
+from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
 
 __all__ = ["CohenKappa"]
 
 
-def _ordered_categorical(y_true, y_pred) -> bool:
-    """Whether either side is an ordered categorical (it declares the classes)."""
+def _string_scale(y_true, y_pred) -> list | None:
+    """The categories of the first side that is an ordered categorical of strings
+    (it declares the classes in order); None when neither is.  Numbers need no
+    declaration: their order is their value."""
     for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
         col = as_column(x, name)
-        if isinstance(col, CodesColumn) and col.ordered:
-            return True
-    return False
+        if isinstance(col, CodesColumn) and col.ordered and col.kind == "str":
+            return list(col.categories)
+    return None
 
 
 def _kind_of(classes: np.ndarray) -> str:
@@ -288,8 +290,14 @@ class CohenKappa:
         ----------
         y_true, y_pred : array_like of shape (n,)
             Labels of the two raters. ``y_pred`` may be (n, K) probabilities
-            when the classes are declared. (N, ...) labels are flattened and
-            (N, C, ...) scores argmaxed over axis 1 (torchmetrics' shapes).
+            (or 1-D scores with ``thresholds``): column i is the i-th class.
+            Declare the classes (``n_classes=`` or ``labels=``) for a stream of
+            scores. Undeclared, column i is the i-th of the K labels learned
+            so far when there are K of them, else the i-th sorted class of the
+            batch's ``y_true`` (which must then hold K classes), so a first
+            batch missing a class would shift the columns. (N, ...) labels are
+            flattened and (N, C, ...) scores argmaxed over axis 1
+            (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
             Each row stays one sampled unit: counts of identical rows belong
@@ -335,11 +343,18 @@ class CohenKappa:
                   "ignore_index": ignore_index,
                   "nan_policy": nan_policy, "thresholds": thresholds,
                   "weights": self._weights_spec}
-        if (not self._fixed and not len(self._labels)
-                and not _weights.is_unweighted(self._weights_spec)
-                and _ordered_categorical(y_true, y_pred)):
-            # weighted, nothing learned yet: an ordered Categorical declares the
-            # classes, as in one call, and the accumulator keeps them declared
+        weighted = not _weights.is_unweighted(self._weights_spec)
+        fresh = not self._fixed and not len(self._labels)
+        from_data = getattr(self, "_scale_from_data", False)
+        scale = _string_scale(y_true, y_pred) if weighted and (fresh or from_data) else None
+        if scale is not None and self._fixed and scale != self._labels.tolist():
+            raise ValueError(
+                f"this batch is an ordered categorical with the categories {scale}, but the "
+                f"stream's classes are {self._labels.tolist()} (from its first batch); every "
+                "batch must declare the same classes in the same order.")
+        if scale is not None and not self._fixed:
+            # weighted, nothing learned yet: an ordered Categorical of strings declares
+            # the classes, as in one call, and the accumulator keeps them declared
             enc = encode_pair(y_true, y_pred, **inputs)
             batch = enc.confusion()
             self._fixed = self._scale_from_data = True
@@ -356,13 +371,8 @@ class CohenKappa:
             self._add(batch, None)
         else:
             enc = None
-            # scores (argmax, thresholds) name y_true's classes in this batch, as in
-            # one call: never the labels learned so far
-            shape = getattr(y_pred, "shape", None)  # DataFrames too (no _nd for tables)
-            scored = (thresholds is not None or _nd(y_pred) is not None
-                      or (shape is not None and len(shape) == 2 and shape[1] != 1))
-            if len(self._labels) and not scored and (
-                    self._kind == "num" or _weights.is_unweighted(self._weights_spec)):
+            if len(self._labels) and (self._kind == "num"
+                                      or _weights.is_unweighted(self._weights_spec)):
                 # most batches hold no new label: try the labels learned so far
                 # (a lookup table, no pass to find the value range); any error,
                 # a new label included, sends the batch down the learning path

@@ -270,6 +270,19 @@ def test_ignore_index_of_the_other_kind_is_an_error_not_a_silent_no_op(call):
         call(y, p, 10)
 
 
+def test_marker_checks_wait_for_a_value_of_known_kind():
+    # every value missing: the labels' kind is unknown, so no kind error; the usual
+    # "nothing left" error says what happened
+    pd = pytest.importorskip("pandas")
+    empty = pd.Series([None, None], dtype="string")
+    with pytest.raises(ValueError, match="no class left to score"):
+        fk.cohen_kappa(empty, empty, ignore_index="b", nan_policy="omit")
+    with pytest.raises(ValueError, match="no rating to score"):
+        fk.fleiss_kappa(np.array([[None, None], [None, None]], dtype=object), missing="")
+    with pytest.raises(ValueError, match="`ignore_index` is the number 10 but"):
+        fk.cohen_kappa(["a", "b"], ["a", "a"], ignore_index=np.int64(10))
+
+
 def test_ignore_index_string_on_numbers_is_an_error_and_strings_match_strings():
     from sklearn.metrics import cohen_kappa_score
 

@@ -278,3 +278,23 @@ def test_digit_strings_in_a_text_column(tmp_path):
     with pytest.raises(_io.DataError, match=r"is the number 10, but column 'y' holds text; "
                        r"give the label as a string \('10'\)"):
         fk.files.score_file(path, true="y", pred="p", ignore_index=10)
+
+
+def test_string_view_columns_in_a_parquet_file(tmp_path, engine):
+    if not hasattr(pa, "string_view"):
+        pytest.skip("pyarrow without string views")
+    y = ["a", "b", "c", "a", "b", "c", "a"]
+    p = ["a", "b", "b", "a", "c", "c", "b"]
+    path = str(tmp_path / "views.parquet")
+    pq.write_table(pa.table({"y": pa.array(y, pa.string_view()),
+                             "p": pa.array(p, pa.string_view())}), path)
+    assert fk.files.score_file(path, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(y, p), rel=1e-12)
+
+
+def test_numbers_declared_for_a_text_column_say_so(tmp_path):
+    path = str(tmp_path / "digits.parquet")
+    pq.write_table(pa.table({"y": ["10", "2", "3"], "p": ["10", "2", "2"]}), path)
+    with pytest.raises(_io.DataError, match="the column holds text, the classes are numbers: "
+                       "declare them as strings"):
+        fk.files.score_file(path, true="y", pred="p", labels=[2, 3, 10])

@@ -457,7 +457,7 @@ def test_forest_rejects_other_objects():
     # one title and axis name the weights and level: rows that differ are an error
     with pytest.raises(ValueError, match="their weights differ \\(none, quadratic\\)"):
         fkplot.forest({"a": a, "b": b})
-    with pytest.raises(ValueError, match="their confidence_level differ"):
+    with pytest.raises(ValueError, match="their confidence levels differ"):
         fkplot.forest({"a": a, "c": c})
     with pytest.raises(TypeError, match="bootstrap_distribution\\(\\) takes one interval"):
         fkplot.bootstrap_distribution(fk.compare(t, {"a": p, "b": t}, method="asymptotic"))

@@ -387,17 +387,43 @@ def test_weighted_stream_of_ordered_categoricals_takes_their_scale(rng, weights)
         acc.update(["a", "b"], ["b", "b"])
 
 
-def test_learning_stream_reads_scores_as_in_one_call():
-    # (n, K) scores name y_true's sorted classes in the batch, whatever was learned
-    acc = CohenKappa().update([10, 20, 30], [10, 20, 30])
-    scores = np.eye(3) * 5
+def test_learning_stream_of_scores_reads_columns_as_the_labels_learned():
+    # the usual loop over mini-batches of logits: a batch that misses a class still
+    # names its columns by the K labels learned so far (documented in update)
+    rng = np.random.default_rng(5)
+    n, k = 256, 5
+    t = rng.integers(0, k, n)
+    scores = rng.random((n, k)) + np.eye(k)[t] * 0.8
+    for make in (np.asarray, pd.DataFrame):
+        acc = CohenKappa(weights="quadratic")
+        for i in range(0, n, 16):
+            acc.update(t[i:i + 16], make(scores[i:i + 16]))
+        assert acc.compute() == pytest.approx(
+            fk.cohen_kappa(t, scores, weights="quadratic"), rel=1e-12)
+    # first batch: column i is the i-th sorted class of its y_true
     with pytest.raises(ValueError, match="3 columns but the sorted classes observed in "
                        "`y_true` number 2"):
-        acc.update([20, 30, 30], scores)
-    with pytest.raises(ValueError, match="3 columns but the sorted classes"):
-        fk.confusion_matrix([20, 30, 30], scores)
-    for table in (pd.DataFrame(scores), pytest.importorskip("polars").DataFrame(scores)):
-        with pytest.raises(ValueError, match="3 columns but the sorted classes"):
-            acc.update([20, 30, 30], table)
-    acc.update([30, 10, 20], scores)  # columns 10, 20, 30: predictions 10, 20, 30
-    np.testing.assert_array_equal(acc.confusion, [[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+        CohenKappa().update([20, 30, 30], np.eye(3))
+
+
+def test_weighted_stream_of_numeric_categoricals_keeps_learning():
+    # numbers are ordered by value: a numeric ordered Categorical declares nothing new,
+    # so a later batch may bring a class it did not list (as before)
+    oc = lambda a: pd.Categorical(a, categories=[0, 1, 2], ordered=True)  # noqa: E731
+    t, p = [0, 1, 2, 1, 0], [0, 2, 2, 1, 1]
+    t2, p2 = [3, 2, 3], [3, 3, 1]
+    acc = CohenKappa(weights="quadratic").update(oc(t), oc(p)).update(t2, p2)
+    assert acc.labels.tolist() == [0, 1, 2, 3]
+    assert acc.compute() == pytest.approx(
+        cohen_kappa_score(t + t2, p + p2, weights="quadratic"), rel=1e-12)
+
+
+def test_weighted_stream_refuses_a_categorical_of_another_order():
+    scale = ["lo", "mid", "hi"]
+    first = pd.Categorical(["lo", "hi", "mid"], categories=scale, ordered=True)
+    other = pd.Categorical(["lo", "hi"], categories=scale[::-1], ordered=True)
+    acc = CohenKappa(weights="quadratic").update(first, first)
+    with pytest.raises(ValueError, match="ordered categorical with the categories "
+                       r"\['hi', 'mid', 'lo'\], but the stream's classes are"):
+        acc.update(other, other)
+    assert acc.n_rows == 3  # left unchanged

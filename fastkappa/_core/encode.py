@@ -308,6 +308,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                     "categories; they must declare the same classes in the same order.")
     scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
     compressible = False
+    known = kind is not None  # declared, or seen in a value (not all missing)
     if kind is None:
         # scored predictions (argmax, thresholds) are class *indices*: y_true's
         # classes, strings included, name them
@@ -319,8 +320,10 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                 f" but `{p_name}` holds "
                 f"{'strings' if column_kind(pcol) == 'str' else 'numbers'}; both must be "
                 "of one kind.")
+        known = bool(kinds)
         kind = kinds.pop() if kinds else "num"
-    check_marker_kind("ignore_index", ignore_index, kind, "labels", "drop no row")
+    check_marker_kind("ignore_index", ignore_index, kind if known else None, "labels",
+                      "drop no row")
     if declared is None and kind == "num":
         for col, name in ((tcol, t_name), (pcol, p_name)):
             if isinstance(col, FloatColumn) and not (scored_pred and col is pcol):

@@ -27,6 +27,8 @@ def check_marker_kind(name: str, value, kind: str | None, labels: str, effect: s
     number, so the marker would silently ``effect`` nothing."""
     if value is None or kind is None or (kind == "str") == isinstance(value, str):
         return
+    if isinstance(value, np.generic):
+        value = value.item()  # shown as 10, not np.int64(10)
     given = "string" if isinstance(value, str) else "number"
     held = "strings" if kind == "str" else "numbers"
     hint = repr(str(value)) if kind == "str" else "a number (e.g. -1)"

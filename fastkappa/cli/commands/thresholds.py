@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ..._io import DataError, as_file_labels, open_source
+from ..._io import DataError, as_column_label, as_file_labels, open_source
 from ...files import _declared, _file_scale, _unique
 from ...files import _read_columns as _read_file_columns
 from ...thresholds import ThresholdOptimizer, Thresholds, apply_thresholds
@@ -71,6 +71,7 @@ def tune(file: str, *, true: str, score: str, weights: str | None = "quadratic",
                               declared=(_declared(labels, n_classes) if ignore_index is None
                                         else None),
                               nan_policy=nan_policy, progress=progress, tally=read)
+    ignore_index = as_column_label(ignore_index, [cols[true]])
     opt = ThresholdOptimizer(weights=weights, cv=cv, seed=seed, ignore_index=ignore_index,
                              **class_keywords(labels, n_classes))
     opt.fit(cols[true], cols[score],
