@@ -200,6 +200,8 @@ def test_cohen_kappa_pyarrow_arrays():
     check_all_weights(ordered, ps)
     # numeric dictionaries are numbers
     check_all_weights(pa.array(T).dictionary_encode(), P)
+    # a one-column Table or RecordBatch is that column, as a one-column DataFrame is
+    check_all_weights(pa.table({"t": T}), pa.record_batch({"p": P}))
 
 
 def test_cohen_kappa_pyarrow_dictionary_unsigned_indices_with_nulls():

@@ -264,6 +264,11 @@ def _from_polars(x, name: str) -> Column:
 def _from_arrow(x, name: str) -> Column:
     import pyarrow as pa
 
+    if isinstance(x, (pa.Table, pa.RecordBatch)):  # as a pandas or polars DataFrame
+        if x.num_columns == 1:
+            return _from_arrow(x.column(0), name)
+        return as_column(np.column_stack([c.to_numpy(zero_copy_only=False)
+                                          for c in x.columns]), name)
     if isinstance(x, pa.ChunkedArray):
         x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
     if pa.types.is_dictionary(x.type):
