@@ -604,13 +604,16 @@ def _drop_ignored(spec: _Spec, values: dict, index):
     hit = None
     for c in (spec.true, spec.pred):
         col = np.asarray(materialize(values[c]))
+        if len(col) == 0:  # every row of the batch missing: no value tells the kind
+            continue
         value = as_column_label(spec.ignore_index, [col])
+        shown = value.item() if isinstance(value, np.generic) else value
         if col.dtype.kind in "iuf" and isinstance(value, str):
-            raise DataError(f"`ignore_index` is the string {value!r}, but column {c!r} holds "
+            raise DataError(f"`ignore_index` is the string {shown!r}, but column {c!r} holds "
                             "numbers; give a number.")
         if col.dtype.kind not in "iufb" and not isinstance(value, str):
-            raise DataError(f"`ignore_index` is the number {value!r}, but column {c!r} holds "
-                            f"text; give the label as a string ({str(value)!r}).")
+            raise DataError(f"`ignore_index` is the number {shown!r}, but column {c!r} holds "
+                            f"text; give the label as a string ({str(shown)!r}).")
         m = col == value
         hit = m if hit is None else (hit | m)
     if hit is None or not hit.any():

@@ -28,15 +28,30 @@ from .bootstrap import kappa_ci_from_confusion
 __all__ = ["CohenKappa"]
 
 
-def _string_scale(y_true, y_pred) -> list | None:
-    """The categories of the first side that is an ordered categorical of strings
-    (it declares the classes in order); None when neither is.  Numbers need no
-    declaration: their order is their value."""
+def _score_columns(y_pred, thresholds) -> int | None:
+    """K when ``y_pred`` holds scores of K classes ((n, K), or cut by ``thresholds``
+    into K), else None (labels)."""
+    if thresholds is not None:
+        return len(np.atleast_1d(thresholds)) + 1
+    shape = getattr(y_pred, "shape", None)  # arrays, tensors, DataFrames
+    if shape is None and isinstance(y_pred, (list, tuple)) and len(y_pred) and isinstance(
+            y_pred[0], (list, tuple, np.ndarray)):
+        shape = np.shape(y_pred)
+    if shape is not None and len(shape) == 2 and shape[1] > 1:
+        return int(shape[1])
+    return None
+
+
+def _string_scales(y_true, y_pred) -> list[list]:
+    """The categories of each side that is an ordered categorical of strings (it
+    declares the classes in order).  Numbers need no declaration: their order is
+    their value."""
+    scales = []
     for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
         col = as_column(x, name)
         if isinstance(col, CodesColumn) and col.ordered and col.kind == "str":
-            return list(col.categories)
-    return None
+            scales.append(list(col.categories))
+    return scales
 
 
 def _kind_of(classes: np.ndarray) -> str:
@@ -293,10 +308,10 @@ class CohenKappa:
             (or 1-D scores with ``thresholds``): column i is the i-th class.
             Declare the classes (``n_classes=`` or ``labels=``) for a stream of
             scores. Undeclared, column i is the i-th of the K labels learned
-            so far when there are K of them, else the i-th sorted class of the
-            batch's ``y_true`` (which must then hold K classes), so a first
-            batch missing a class would shift the columns. (N, ...) labels are
-            flattened and (N, C, ...) scores argmaxed over axis 1
+            so far once there are K of them (a ``y_true`` label outside them
+            is then a ``ValueError``); before that, the i-th sorted class of
+            the batch's ``y_true``, which must hold K classes. (N, ...) labels
+            are flattened and (N, C, ...) scores argmaxed over axis 1
             (torchmetrics' shapes).
         sample_weight : array_like of shape (n,), optional
             Non-negative row weights; the matrix becomes float64 from then on.
@@ -346,12 +361,14 @@ class CohenKappa:
         weighted = not _weights.is_unweighted(self._weights_spec)
         fresh = not self._fixed and not len(self._labels)
         from_data = getattr(self, "_scale_from_data", False)
-        scale = _string_scale(y_true, y_pred) if weighted and (fresh or from_data) else None
-        if scale is not None and self._fixed and scale != self._labels.tolist():
-            raise ValueError(
-                f"this batch is an ordered categorical with the categories {scale}, but the "
-                f"stream's classes are {self._labels.tolist()} (from its first batch); every "
-                "batch must declare the same classes in the same order.")
+        scales = _string_scales(y_true, y_pred) if weighted and (fresh or from_data) else []
+        scale = scales[0] if scales else None
+        for other in scales if self._fixed else []:
+            if other != self._labels.tolist():
+                raise ValueError(
+                    f"this batch is an ordered categorical with the categories {other}, but "
+                    f"the stream's classes are {self._labels.tolist()} (from its first "
+                    "batch); every batch must declare the same classes in the same order.")
         if scale is not None and not self._fixed:
             # weighted, nothing learned yet: an ordered Categorical of strings declares
             # the classes, as in one call, and the accumulator keeps them declared
@@ -371,8 +388,19 @@ class CohenKappa:
             self._add(batch, None)
         else:
             enc = None
-            if len(self._labels) and (self._kind == "num"
-                                      or _weights.is_unweighted(self._weights_spec)):
+            k_cols = _score_columns(y_pred, thresholds)
+            if k_cols is not None and len(self._labels) == k_cols:
+                # the K columns name the K labels learned so far: another label in
+                # y_true is an error, as in one call (never a shift of the columns)
+                try:
+                    enc = encode_pair(y_true, y_pred, labels=self._labels, **inputs)
+                    enc.confusion()
+                except ValueError as e:
+                    raise ValueError(
+                        f"the scores' {k_cols} columns name the {k_cols} labels learned so "
+                        f"far {self._labels.tolist()[:20]}: {e}") from None
+            elif len(self._labels) and (self._kind == "num"
+                                        or _weights.is_unweighted(self._weights_spec)):
                 # most batches hold no new label: try the labels learned so far
                 # (a lookup table, no pass to find the value range); any error,
                 # a new label included, sends the batch down the learning path

@@ -298,3 +298,15 @@ def test_numbers_declared_for_a_text_column_say_so(tmp_path):
     with pytest.raises(_io.DataError, match="the column holds text, the classes are numbers: "
                        "declare them as strings"):
         fk.files.score_file(path, true="y", pred="p", labels=[2, 3, 10])
+
+
+def test_ignore_index_checks_wait_for_a_value(tmp_path):
+    # a column whose every value is missing holds neither text nor numbers
+    path = tmp_path / "allna.csv"
+    path.write_text("y,p\nNA,NA\n,\nNA,\n")
+    with pytest.raises(_io.DataError, match="holds no rows to score after dropping"):
+        fk.files.score_file(str(path), true="y", pred="p", ignore_index=10, nan_policy="omit")
+    text = tmp_path / "digits.parquet"
+    pq.write_table(pa.table({"y": ["10", "2"], "p": ["10", "2"]}), text)
+    with pytest.raises(_io.DataError, match=r"is the number 10, but column 'y' holds text"):
+        fk.files.score_file(str(text), true="y", pred="p", ignore_index=np.int64(10))

@@ -202,6 +202,8 @@ def test_cohen_kappa_pyarrow_arrays():
     check_all_weights(pa.array(T).dictionary_encode(), P)
     # a one-column Table or RecordBatch is that column, as a one-column DataFrame is
     check_all_weights(pa.table({"t": T}), pa.record_batch({"p": P}))
+    with pytest.raises(ValueError, match="`y_true` is a table with no column"):
+        fk.cohen_kappa(pa.table({}), P)
 
 
 def test_cohen_kappa_pyarrow_dictionary_unsigned_indices_with_nulls():

@@ -427,3 +427,25 @@ def test_weighted_stream_refuses_a_categorical_of_another_order():
                        r"\['hi', 'mid', 'lo'\], but the stream's classes are"):
         acc.update(other, other)
     assert acc.n_rows == 3  # left unchanged
+
+
+def test_a_stream_of_scores_refuses_a_label_outside_the_learned_columns():
+    # learned [0, 1, 2]: a batch whose y_true holds 3 cannot be read against three
+    # columns without shifting them, so it is an error, as in one call
+    acc = CohenKappa().update([0, 1, 2, 0, 1, 2], np.eye(3)[[0, 1, 2, 0, 1, 2]])
+    with pytest.raises(ValueError, match=r"the scores' 3 columns name the 3 labels learned "
+                       r"so far \[0, 1, 2\]"):
+        acc.update([1, 2, 3], np.eye(3))
+    with pytest.raises(ValueError, match="3 columns but"):
+        fk.cohen_kappa([0, 1, 2, 0, 1, 2, 1, 2, 3], np.eye(3)[[0, 1, 2, 0, 1, 2, 0, 1, 2]])
+    assert acc.n_rows == 6
+
+
+def test_weighted_stream_refuses_a_y_pred_categorical_of_another_order():
+    scale = ["lo", "mid", "hi"]
+    cat = lambda v, c=scale: pd.Categorical(v, categories=c, ordered=True)  # noqa: E731
+    acc = CohenKappa(weights="quadratic").update(cat(["lo", "mid", "hi"]),
+                                                cat(["lo", "mid", "hi"]))
+    with pytest.raises(ValueError, match=r"categories \['hi', 'mid', 'lo'\], but the stream"):
+        acc.update(cat(["lo"]), cat(["hi"], scale[::-1]))
+    assert acc.n_rows == 3

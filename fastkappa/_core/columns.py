@@ -265,6 +265,9 @@ def _from_arrow(x, name: str) -> Column:
     import pyarrow as pa
 
     if isinstance(x, (pa.Table, pa.RecordBatch)):  # as a pandas or polars DataFrame
+        if x.num_columns == 0:
+            raise ValueError(f"`{name}` is a table with no column; pass one column of "
+                             "labels (or (n, K) scores).")
         if x.num_columns == 1:
             return _from_arrow(x.column(0), name)
         return as_column(np.column_stack([c.to_numpy(zero_copy_only=False)
