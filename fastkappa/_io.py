@@ -63,7 +63,14 @@ class CommandLineInt(int):
     text: str
 
     def __new__(cls, text: str) -> CommandLineInt:
-        self = super().__new__(cls, int(text))
+        try:
+            value = int(text)
+        except ValueError:  # "10.0", "1e3": whole numbers, as a numeric column reads them
+            f = float(text)
+            if not f.is_integer():
+                raise ValueError(f"{text!r} is not a whole number") from None
+            value = int(f)
+        self = super().__new__(cls, value)
         self.text = text
         return self
 

@@ -21,6 +21,7 @@ from ._core import weights as _weights
 from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
+from ._core.encoding import OutsideClassesError
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
@@ -395,7 +396,7 @@ class CohenKappa:
                 try:
                     enc = encode_pair(y_true, y_pred, labels=self._labels, **inputs)
                     enc.confusion()
-                except ValueError as e:
+                except OutsideClassesError as e:
                     raise ValueError(
                         f"the scores' {k_cols} columns name the {k_cols} labels learned so "
                         f"far {self._labels.tolist()[:20]}: {e}") from None

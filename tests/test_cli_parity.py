@@ -664,3 +664,12 @@ def test_declared_token_labels_leave_long_format_ids_missing(tmp_path, capsys):
     code, _, err = run(["agreement", str(path), "--item", "item", "--rater", "rater",
                         "--label", "label", "--labels", "None,Mild"], capsys)
     assert code == 1 and "--rater holds 1 missing ids" in err
+
+
+def test_a_whole_float_typed_on_the_command_line_is_that_number(tmp_path, capsys):
+    path = tmp_path / "num.csv"
+    path.write_text("y,p\n10,1\n1,1\n2,2\n10,10\n2,1\n")
+    got = run_json(["score", str(path), "--true", "y", "--pred", "p", "--ignore-index",
+                    "10.0"], capsys)
+    assert got["n_ignored"] == 2
+    assert got["kappa"] == pytest.approx(cohen_kappa_score([1, 2, 2], [1, 2, 1]))

@@ -436,6 +436,8 @@ def test_a_stream_of_scores_refuses_a_label_outside_the_learned_columns():
     with pytest.raises(ValueError, match=r"the scores' 3 columns name the 3 labels learned "
                        r"so far \[0, 1, 2\]"):
         acc.update([1, 2, 3], np.eye(3))
+    with pytest.raises(ValueError, match=r"^`sample_weight` must be non-negative"):
+        acc.update([0, 1, 2], np.eye(3), sample_weight=[1, -1, 1])  # other errors as they are
     with pytest.raises(ValueError, match="3 columns but"):
         fk.cohen_kappa([0, 1, 2, 0, 1, 2, 1, 2, 3], np.eye(3)[[0, 1, 2, 0, 1, 2, 0, 1, 2]])
     assert acc.n_rows == 6

@@ -19,6 +19,12 @@ from .config import PARTIALS_SLACK
 from .dispatch import chunked, kernels, sum_partials, table_chunks
 
 
+class OutsideClassesError(ValueError):
+    """A label outside the declared classes (a ``ValueError``; callers that read
+    the classes from context, such as a stream of scores, add that context)."""
+
+
+
 def core_table(table: np.ndarray, k: int) -> np.ndarray:
     """The contiguous (k, k) top-left block of a square table the caller owns.
 
@@ -361,7 +367,7 @@ class EncodedPair:
         more = f" and {len(uniq) - 5} more values" if len(uniq) > 5 else ""
         shown_classes = [_py(c) for c in self.classes[:10]]
         etc = ", ..." if len(self.classes) > 10 else ""
-        raise ValueError(
+        raise OutsideClassesError(
             f"`{name}` holds values outside the declared classes: {listing}{more}. "
             f"The classes are {shown_classes}{etc}; declare every class with `labels=` "
             "or `n_classes=`, or mark rows to drop with `ignore_index=`."
