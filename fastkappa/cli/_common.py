@@ -82,6 +82,14 @@ def _draw_seed(args, method: str | None) -> int | None:
     return args.seed
 
 
+def rows_labelled(columns: list, value) -> int:
+    """Rows where any of ``columns`` (arrays read from the file) holds ``value``:
+    those ``--ignore-index`` drops (0 without one)."""
+    if value is None:
+        return 0
+    return int(np.count_nonzero(np.any([np.asarray(c) == value for c in columns], axis=0)))
+
+
 def rows_read(n_rows, n_read: int, n_missing: int, n_ignored: int, ignore_index,
               counted: bool = False) -> str:
     """How many rows were scored, and, when any were dropped, of how many read and

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..._display import kappa_name, method_label
 from ..._io import as_column_label, as_file_labels, open_source
 from ...compare import compare as compare_models
@@ -17,6 +15,7 @@ from .._common import (
     _weights,
     class_keywords,
     provenance,
+    rows_labelled,
     rows_read,
 )
 from ..figures import _add_plot, _check_plot_path, _comparison_figure
@@ -78,8 +77,7 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
                                         else None), nan_policy=nan_policy,
                               progress=progress, tally=read)
     ignore_index = as_column_label(ignore_index, [cols[c] for c in label_cols])
-    n_ignored = 0 if ignore_index is None else int(np.count_nonzero(
-        np.any([cols[c] == ignore_index for c in label_cols], axis=0)))
+    n_ignored = rows_labelled([cols[c] for c in label_cols], ignore_index)
     preds = {name: cols[name] for name in pred}
     comp = compare_models(
         cols[true], preds, weights=weights, method=method,

@@ -18,6 +18,7 @@ from .._common import (
     _weights,
     class_keywords,
     provenance,
+    rows_labelled,
     rows_read,
 )
 from ..figures import MAX_PLOTTED_GROUPS, _add_plot, _check_plot_path, _score_figure
@@ -142,8 +143,7 @@ def _score_in_memory(file, *, true, pred, weights, labels=None, n_classes=None, 
             cols[true], cols[pred], cols[by], method=method,
             confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
             clusters=cols[clusters] if clusters and method else None, **common)
-    n_ignored = 0 if ignore_index is None else int(np.count_nonzero(
-        (cols[true] == ignore_index) | (cols[pred] == ignore_index)))
+    n_ignored = rows_labelled([cols[true], cols[pred]], ignore_index)
     return files.FileScore(src.name, acc, kappa, ci, by_res, read["n_read"],
                            read["n_missing"], n_ignored)
 
