@@ -157,6 +157,10 @@ class Source:
     #: missing-value tokens that are declared labels: a CSV reader keeps them as
     #: words (the label columns' converters take them as labels, others as missing)
     kept_tokens: frozenset = frozenset()
+    #: Parquet: callable() -> (counts(row group, (true, pred)), close), a reader of
+    #: the rows counted by pair of values straight from the dictionary pages
+    #: (see ``fastkappa._parquet_pages.pair_counts``; None where it cannot read)
+    pair_reader: object = None
 
     def unstored_order(self, column: str) -> bool:
         """Whether ``column`` is an ordered dictionary in the schema whose
@@ -596,10 +600,35 @@ def _parquet_source(path_or_bytes, name: str) -> Source:
                      None)
         return None if first is None else first.column(0).dictionary.to_pylist()
 
+    def pair_reader():
+        from ._parquet_pages import PairCounter
+
+        if isinstance(path_or_bytes, bytes):
+            data = memoryview(path_or_bytes)
+            handle = None
+
+            def read(offset, size):
+                return data[offset:offset + size]
+        else:
+            handle = open(path_or_bytes, "rb")
+
+            def read(offset, size):
+                handle.seek(offset)
+                return handle.read(size)
+
+        counter = PairCounter(read, md)
+
+        def counts(group, pair):
+            if any(schema.names.count(c) != 1 for c in pair):
+                return None
+            return counter(group, pair, [schema.field(c).type for c in pair])
+
+        return counts, (handle.close if handle is not None else (lambda: None))
+
     md = pf.metadata
     sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
     return Source(name, "parquet", columns, md.num_rows, batches, sizes, group_reader, scale,
-                  schema)
+                  schema, pair_reader=pair_reader)
 
 
 def _is_text(t) -> bool:

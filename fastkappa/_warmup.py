@@ -73,10 +73,10 @@ class WarmupReport:
 def _dispatchers() -> dict:
     from numba.core.registry import CPUDispatcher
 
-    from ._kernels import counting, raters, resampling, sampling, thresholds
+    from ._kernels import counting, parquet, raters, resampling, sampling, thresholds
 
     out = {}
-    for mod in (counting, raters, resampling, sampling, thresholds):
+    for mod in (counting, parquet, raters, resampling, sampling, thresholds):
         short = mod.__name__.rsplit(".", 1)[1]
         for name in sorted(vars(mod)):
             obj = getattr(mod, name)
@@ -289,6 +289,32 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         finally:
             _raters_input.PARALLEL_MIN_RATINGS = saved
 
+    def parquet_pages():
+        # the reader of Parquet dictionary pages (fastkappa score), on the argument
+        # types it passes: read-only bytes, int32 indices, an int64 table
+        from ._kernels import parquet
+
+        def readonly(data):
+            buf = np.frombuffer(bytes(data), dtype=np.uint8)
+            buf.flags.writeable = False
+            return buf
+
+        # one data page header (type 0, 1 value, 4 bytes) and its body: one-bit
+        # definition levels (4-byte length, a run of one 1), then 3-bit indices
+        page = readonly([0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00,
+                         0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x03, 0x02, 0x01])
+        headers = np.empty((4, parquet.HEADER_SLOTS + 1), dtype=np.int64)
+        parquet._page_headers(page, len(page), headers)
+        pages = np.array([[7, 16, 1, 1]], dtype=np.int64)
+        scratch = [np.zeros(16, dtype=np.int32) for _ in range(2)]
+        one = np.array([0], dtype=np.int64)
+        literal = readonly([0x01, 0x00, 0x07])  # a Snappy block: one byte, 7
+        parquet._snappy_pages(literal, one, one + 3, np.zeros(1, dtype=np.uint8), one,
+                              one + 1)
+        for copies in (1, 4):
+            parquet._count_page_pairs(page, pages, page, pages, scratch[0], scratch[1], 8, 8,
+                                      np.zeros((copies, 64), dtype=np.int64))
+
     return [
         ("cohen_kappa and confusion_matrix: every label type, serial and parallel", labels),
         ("strings, probabilities, scores with cut points", strings_and_scores),
@@ -298,6 +324,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         ("optimize_thresholds and ThresholdOptimizer", thresholds),
         ("CohenKappa (streaming)", streaming),
         ("many raters: agreement, wide and long, every interval method", raters),
+        ("fastkappa score: Parquet dictionary pages", parquet_pages),
     ]
 
 

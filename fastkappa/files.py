@@ -318,7 +318,7 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     cells = state.new_counts()
     with _serial_kernels() as n_threads:
         units = src.row_group_units() if src.row_groups else []
-        if n_threads > 1 and len(units) > 1:
+        if (n_threads > 1 and len(units) > 1) or _by_pairs(spec, src, cells):
             _score_row_groups(spec, src, units, acc, state, cells, declared, needed,
                               n_threads)
         else:
@@ -599,6 +599,65 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
         state.add(spec, values, t, p, cells)
 
 
+def _by_pairs(spec: _Spec, src, cells) -> bool:
+    """Whether a plain score counts row groups from their dictionary pages (a
+    Parquet file of at least ``PAGES_MIN_ROWS`` rows in row groups of
+    ``PAGES_MIN_GROUP_ROWS`` on average; see ``_core.config``)."""
+    from ._core import config
+
+    rows, groups = src.n_rows or 0, len(src.row_groups or ())
+    return (cells is None and spec.weight is None and src.pair_reader is not None
+            and groups > 0 and rows >= config.PAGES_MIN_ROWS
+            and rows >= groups * config.PAGES_MIN_GROUP_ROWS)
+
+
+def _joined(pairs: list) -> tuple:
+    """Row groups counted by pair of values, as one such count (pairs may repeat)."""
+    if len(pairs) == 1:
+        return pairs[0]
+    return tuple(np.concatenate([p[k] for p in pairs]) for k in range(3))
+
+
+def _score_pairs(spec: _Spec, pairs, count, conv, state, n_rows: int) -> bool:
+    """Add ``n_rows`` rows counted by pair of values (``(true values, predicted
+    values, rows)``, from :func:`fastkappa._parquet_pages.pair_counts` for one
+    or more row groups) to the accumulator through ``count``, as
+    :func:`_score_batch` would add the rows themselves.
+
+    Returns False, having changed nothing, when ``pairs`` is None or the
+    rows hold anything but plain labels (a missing value, a value the
+    converters or the accumulator refuse): the caller then reads the row
+    groups with pyarrow, which scores them or names the row at fault.
+    """
+    import pyarrow as pa
+
+    if pairs is None:
+        return False
+    t_vals, p_vals, rows = pairs
+    if int(rows.sum()) != n_rows:
+        return False
+    arrays = {spec.true: t_vals, spec.pred: p_vals}
+    try:
+        values = {}
+        for c, v in arrays.items():
+            arr = pa.array(v.tolist() if v.dtype == object else v,
+                           type=pa.string() if v.dtype == object else None)
+            values[c], mask = conv[c].convert(arr, 1)
+            if mask is not None and mask.any():
+                return False
+        _check_kinds([spec.true, spec.pred], values, conv, 1, None)
+        index = None
+        if spec.ignore_index is not None:
+            values, index = _drop_ignored(spec, values, None)
+        kept = rows if index is None else rows[index]
+        if len(kept):
+            count(values[spec.true], values[spec.pred], frequency_weight=kept)
+    except (ValueError, TypeError):  # DataError included: the row path explains it
+        return False
+    state.tally(n_rows, 0, n_rows - int(kept.sum()))
+    return True
+
+
 def _drop_ignored(spec: _Spec, values: dict, index):
     """Drop the rows where either label equals ``spec.ignore_index``."""
     hit = None
@@ -717,23 +776,47 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
     todo = _RowGroupQueue(len(units))
     bar = progress_bar(src) if spec.progress else None
 
+    # a plain score counts each row group from its dictionary pages when it can
+    # (see fastkappa._parquet_pages); a row group it cannot read goes to pyarrow
+    by_pairs = _by_pairs(spec, src, cells)
+
     def work():
         read = src.group_reader({spec.weight: "score"} if spec.weight else None)
+        pairs, close = src.pair_reader() if by_pairs else (None, None)
         mine = copy.deepcopy(acc)
         conv = {c: LabelConverter(c, src.fmt) for c in needed if c != spec.weight}
-        while (i := todo.take()) is not None:
-            try:
-                row0, members = units[i]
-                for batch in read(row0, members, needed):
-                    cols = {c: batch.column(batch.schema.get_field_index(c)) for c in needed}
-                    _score_batch(spec, row0, cols, mine.update, conv, state, cells,
-                                 declared, needed)
-                    row0 += batch.num_rows
-                    if bar is not None:
-                        bar.update(batch.num_rows)
-            except Exception as e:  # reported by the caller, first in file order
-                todo.fail(i, e)
-                break
+        try:
+            while (i := todo.take()) is not None:
+                try:
+                    row0, members = units[i]
+                    left = list(members)
+                    if pairs is not None:  # the unit's row groups read from their pages
+                        got = []
+                        while left and (counted := pairs(left[0], (spec.true, spec.pred))):
+                            got.append(counted)
+                            left.pop(0)
+                        n = sum(src.row_groups[g] for g in members[:len(got)])
+                        if got and _score_pairs(spec, _joined(got), mine.update, conv,
+                                                state, n):
+                            row0 += n
+                            if bar is not None:
+                                bar.update(n)
+                        else:  # pyarrow reads the unit and names any row at fault
+                            left = list(members)
+                    for batch in (read(row0, left, needed) if left else ()):
+                        cols = {c: batch.column(batch.schema.get_field_index(c))
+                                for c in needed}
+                        _score_batch(spec, row0, cols, mine.update, conv, state, cells,
+                                     declared, needed)
+                        row0 += batch.num_rows
+                        if bar is not None:
+                            bar.update(batch.num_rows)
+                except Exception as e:  # reported by the caller, first in file order
+                    todo.fail(i, e)
+                    break
+        finally:
+            if close is not None:
+                close()
         return mine
 
     n_workers = min(n_threads, todo.n)

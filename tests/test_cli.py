@@ -330,9 +330,25 @@ def test_main_row_groups_in_parallel_match_one_thread(files, graded, capsys, par
     np.testing.assert_allclose([g["kappa"] for g in two["groups"]], ref.estimate, rtol=1e-12)
 
 
+def _page_reader(on: bool, monkeypatch) -> None:
+    """Switch off the reader of dictionary pages (``fastkappa._parquet_pages``), with
+    which a plain score reads row groups whatever the number of threads."""
+    from fastkappa import files
+    from fastkappa._core import config
+
+    if on:
+        monkeypatch.setattr(config, "PAGES_MIN_ROWS", 0)
+        monkeypatch.setattr(config, "PAGES_MIN_GROUP_ROWS", 0)
+    else:
+        monkeypatch.setattr(files, "_by_pairs", lambda spec, src, cells: False)
+
+
+@pytest.mark.parametrize("pages", [True, False])
 @pytest.mark.parametrize("kind", ["int", "str"])
-def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind, parallel_units):
+def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind, parallel_units,
+                                                pages, monkeypatch):
     """Each row group holds its own labels: the merged result has the sorted union."""
+    _page_reader(pages, monkeypatch)
     t = np.array([0, 1, 1, 0, 5, 7, 7, 5, 2, 2, 9, 9])
     p = np.array([0, 1, 0, 0, 5, 7, 5, 5, 2, 9, 9, 2])
     if kind == "str":
@@ -344,17 +360,20 @@ def test_main_row_groups_learn_different_labels(tmp_path, capsys, kind, parallel
     _io.PARQUET_BATCH_ROWS = 4  # one row group per unit (the fixture restores it)
     one = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 1)
     two = _threads(["score", str(path), "--true", "t", "--pred", "p"], capsys, 2)
-    assert one == two and len(parallel_units) == 1
+    assert one == two and len(parallel_units) == (2 if pages else 1)
     assert two["labels"] == np.unique(np.concatenate([t, p])).tolist()
     assert two["kappa"] == pytest.approx(cohen_kappa_score(t, p), rel=1e-12)
     np.testing.assert_array_equal(two["confusion"], fk.confusion_matrix(t, p))
 
 
+@pytest.mark.parametrize("pages", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads, parallel_units):
+def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads, parallel_units,
+                                                  pages, monkeypatch):
     """Bad values in several row groups: the error names the first in file order."""
     import numba
 
+    _page_reader(pages, monkeypatch)
     n = 4000
     t = np.zeros(n, dtype=np.int64)
     p = np.zeros(n, dtype=np.int64)
@@ -370,7 +389,7 @@ def test_main_row_groups_report_the_first_bad_row(tmp_path, capsys, threads, par
                                 "--n-classes", "3", "--threads", str(threads)], capsys)
             assert code == 1
             assert "row 1235: column 't' holds -1, which is not one of the declared" in err
-        assert len(parallel_units) == (3 if threads == 2 else 0)
+        assert len(parallel_units) == (3 if threads == 2 or pages else 0)
         t[1234] = 0
         p[10] = 7  # whole-number floats are labels too
         pq.write_table(pa.table({"t": t, "p": p.astype(np.float64)}), path,

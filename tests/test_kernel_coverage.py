@@ -27,6 +27,7 @@ KERNEL_TESTS = [
     "tests/test_agreement_kernels.py",
     "tests/test_kernel_paths.py",
     "tests/test_kernel_cache_dir.py",
+    "tests/test_parquet_kernels.py",
 ]
 
 

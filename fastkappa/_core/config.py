@@ -125,6 +125,18 @@ CSV_BLOCK_SIZE = 1 << 20
 #: rows per Parquet batch
 PARQUET_BATCH_ROWS = 1 << 20
 
+#: a plain score counts a Parquet file of at least this many rows from its
+#: dictionary pages (``fastkappa._parquet_pages``); smaller files are read by
+#: pyarrow, so that their first call compiles none of the page kernels
+#: (about 1 s with an empty cache) for a read that takes milliseconds
+PAGES_MIN_ROWS = 1 << 20
+
+#: ... and whose row groups hold at least this many rows on average: the page
+#: reader's Python work per row group (reading its page headers' table) pays
+#: off on pyarrow's default 2^20-row groups (0.6x the time on 1e7 rows), breaks
+#: even at 2^18 rows and loses at DuckDB's 122,880 (1.1x)
+PAGES_MIN_GROUP_ROWS = 1 << 19
+
 #: batches decoded ahead of the one being scored
 PREFETCH = 2
 
