@@ -71,9 +71,18 @@ CALLS = {
         "pq.write_table(pa.table({'y': y, 'a': a}), path)\n"
         "t0 = time.perf_counter()\n"
         "fastkappa.files.score_file(path, true='y', pred='a', weights='quadratic')"),
+    # 2^21 rows in 2^20-row groups: counted from the dictionary pages (their kernels)
+    "`score_file` (Parquet, QWK, 2^21 rows)": (
+        "import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, fastkappa.files\n"
+        "path = os.path.join(tempfile.mkdtemp(), 'graded.parquet')\n"
+        "pq.write_table(pa.table({'y': np.tile(y, 21)[:1 << 21],\n"
+        "                         'a': np.tile(a, 21)[:1 << 21]}), path)\n"
+        "t0 = time.perf_counter()\n"
+        "fastkappa.files.score_file(path, true='y', pred='a', weights='quadratic')"),
 }
 #: rows that need an optional package (skipped in an environment without it)
-NEEDS = {"`score_file` (Parquet, QWK)": "pyarrow"}
+NEEDS = {"`score_file` (Parquet, QWK)": "pyarrow",
+         "`score_file` (Parquet, QWK, 2^21 rows)": "pyarrow"}
 
 
 #: numba alone: a trivial cached kernel in a module of its own (cache=True needs a file)

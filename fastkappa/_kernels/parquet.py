@@ -16,7 +16,7 @@ import numpy as np
 from ._jit import jit
 
 
-@jit(inline=True)
+@jit()
 def _uleb(buf, pos, end, bits):
     """The ULEB128 integer at ``buf[pos:end]`` and the offset after it, or
     ``(0, -1)`` when the bytes end first or it runs past ``bits`` bits."""
@@ -382,7 +382,8 @@ def _snappy(src, pos, end, out, at, size):
             n += 1
             if pos + n > end or k + n > stop:
                 return -1
-            out[k:k + n] = src[pos:pos + n]
+            for i in range(n):
+                out[k + i] = src[pos + i]
             pos += n
             k += n
             continue
@@ -403,11 +404,8 @@ def _snappy(src, pos, end, out, at, size):
             pos += width
         if offset <= 0 or offset > k - at or k + n > stop:
             return -1
-        if offset >= n:
-            out[k:k + n] = out[k - offset:k - offset + n]
-        else:  # byte by byte: the source overlaps the bytes written
-            for i in range(n):
-                out[k + i] = out[k - offset + i]
+        for i in range(n):  # byte by byte: the source may overlap the bytes written
+            out[k + i] = out[k - offset + i]
         k += n
     return 0 if k == stop else -1
 
