@@ -146,6 +146,22 @@ def score_file(
         (a ValueError) when the data cannot be scored: unreadable file,
         missing column, a value that is not a class, no rows.
 
+    Notes
+    -----
+    A Parquet file's row groups are counted in parallel, each thread into a
+    table of its own. A plain score (no ``by``, ``clusters`` or weight
+    column) of a file of 2^20 rows or more, in row groups of 2^19 rows or
+    more on average, is counted from the label columns' dictionary pages:
+    each row's pair of dictionary indices, decoded by numba kernels, without
+    building the values (see the Parquet format's dictionary and RLE /
+    bit-packed hybrid encodings [1]_). Row groups in any other layout are
+    read by pyarrow; the results are the same either way.
+
+    References
+    ----------
+    .. [1] Apache Parquet, "File format" and "Encodings",
+       https://parquet.apache.org/docs/file-format/
+
     Examples
     --------
     >>> import os, tempfile
