@@ -8,7 +8,8 @@ value (8 bytes a row for int64); ``fastkappa score`` only needs how many rows
 hold each pair of indices.  :func:`pair_counts` therefore reads the two
 column chunks' bytes and hands them to the kernels of
 ``fastkappa._kernels.parquet``, which read the page headers, decompress
-Snappy pages (other codecs go through ``pyarrow.decompress`` page by page),
+Snappy pages (GZIP and zstd pages are decompressed page by page, by zlib and
+pyarrow, each checked against the size its header claims),
 decode the indices and count the pairs; on two cores this takes less time
 than pyarrow's own read of the two columns.
 
@@ -16,7 +17,7 @@ Only the layout every common writer produces is read here: a flat column
 (no nesting) of integers, floats or strings, one dictionary page, data pages
 (v1 or v2) all dictionary-encoded, no null (definition levels, when the
 column may hold nulls, in the one-run form writers use for a page without
-any), and a codec pyarrow knows (not the old Hadoop LZ4 framing).  For
+any), and no compression, Snappy, GZIP or zstd.  For
 anything else, and for any inconsistency in the bytes,
 :func:`pair_counts` returns None and the caller reads the row group with
 pyarrow as before: this module only ever makes a read faster, never
@@ -36,8 +37,13 @@ from __future__ import annotations
 import numpy as np
 
 #: Parquet codecs (as pyarrow's metadata names them) and pyarrow's names for them
-_CODECS = {"UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd",
-           "BROTLI": "brotli", "LZ4_RAW": "lz4_raw"}
+#: (Snappy is decompressed by a kernel, GZIP by zlib; both check the size a
+#: page claims, which ``pyarrow.decompress`` does not for every codec: Brotli
+#: and LZ4 pages are left to pyarrow's reader)
+_CODECS = {"UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd"}
+#: the most bytes a chunk's pages may claim decompressed, per byte stored
+#: (beyond the first MiB): more is damage, left to pyarrow's reader
+_MAX_EXPANSION = 64
 #: physical types read here, and the numpy type of their PLAIN values
 _PLAIN = {"INT32": "<i4", "INT64": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8",
           "BYTE_ARRAY": None}
@@ -82,10 +88,19 @@ def _dictionary_values(body: np.ndarray, n: int, physical: str) -> np.ndarray:
     return out
 
 
-def _decompress(body, **kw):
-    import pyarrow as pa
+def _decompress(body, decompressed_size: int, codec: str):
+    """One page decompressed, exactly ``decompressed_size`` bytes long."""
+    if codec == "gzip":
+        import zlib
 
-    return pa.decompress(body, **kw)
+        out = zlib.decompress(bytes(body), wbits=31)
+    else:  # zstd: pyarrow's codec fails on a size that is not the page's
+        import pyarrow as pa
+
+        out = pa.decompress(body, decompressed_size=decompressed_size, codec=codec)
+    if len(out) != decompressed_size:
+        raise _Unsupported("a page's size")
+    return out
 
 
 def _bytes(buffer) -> np.ndarray:
@@ -106,7 +121,7 @@ class _Chunk:
     """
 
     def __init__(self, raw, codec: str, physical: str, max_definition: int) -> None:
-        from ._kernels.parquet import BODY, HEADER_SLOTS, _page_headers, _snappy_pages
+        from ._kernels.parquet import BODY, HEADER_SLOTS, _no_null, _page_headers, _snappy_pages
 
         if codec not in _CODECS or physical not in _PLAIN or max_definition > 1:
             raise _Unsupported("codec, type or nesting")
@@ -123,6 +138,8 @@ class _Chunk:
         if n_pages < 1:
             raise _Unsupported("page headers")
         h = h[:n_pages]
+        if int(np.maximum(h[:, 2], 0).sum()) > len(data) * _MAX_EXPANSION + (1 << 20):
+            raise _Unsupported("pages claim more bytes than they can hold")
         h = h[h[:, 1] != _INDEX_PAGE]
         if not len(h) or h[0, 1] != _DICTIONARY_PAGE or h[0, 18] not in _PLAIN_ENCODINGS:
             raise _Unsupported("no dictionary page first")
@@ -140,8 +157,14 @@ class _Chunk:
                                               _DICTIONARY_ENCODINGS).all() \
                 or (n < 0).any() or (h[:, 2] < 0).any():
             raise _Unsupported("data pages")
-        if ((h[v2, 26] != 0) | (h[v2, 30] > 0) | (h[v2, 29] > h[v2, 3])).any():
-            raise _Unsupported("data page v2 with nulls or repetition levels")
+        if ((h[v2, 26] != 0) | (h[v2, 30] > 0) | (h[v2, 29] > h[v2, 3])
+                | (h[v2, 27] != n[v2])).any():
+            raise _Unsupported("data page v2 with nulls, repetition levels or other rows")
+        for j in np.flatnonzero(v2 & (h[:, 29] > 0)):  # a v2 page's levels: all 1
+            body = int(h[j, BODY])
+            if not max_definition or not _no_null(data, body, body + int(h[j, 29]),
+                                                   int(n[j])):
+                raise _Unsupported("data page v2 levels")
         if max_definition and (h[v1, 11] != _RLE).any():
             raise _Unsupported("definition levels")
         # a v2 page keeps its levels (h[29] bytes) uncompressed before the values
@@ -286,7 +309,7 @@ def pair_counts(read, md, row_group: int, columns: tuple[str, str], kinds, buffe
         dt, dp = (_as_arrow(c.dictionary, c.physical, kind)
                   for c, kind in zip(pages, kinds, strict=True))
     except (_Unsupported, IndexError, ValueError, OverflowError, UnicodeDecodeError,
-            OSError):  # OSError: a damaged compressed page; pyarrow's own read explains it
+            OSError, MemoryError):  # damaged pages: pyarrow's own read explains them
         return None
     except Exception as e:
         import pyarrow as pa

@@ -811,13 +811,15 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
                         while left and (counted := pairs(left[0], (spec.true, spec.pred))):
                             got.append(counted)
                             left.pop(0)
-                        n = sum(src.row_groups[g] for g in members[:len(got)])
-                        if got and _score_pairs(spec, _joined(got), mine.update, conv,
-                                                state, n):
+                        n = sum(src.row_groups[g] for g in members)
+                        # all of them, or pyarrow reads the whole unit, as without the
+                        # page reader (so that any error names the same row)
+                        if not left and _score_pairs(spec, _joined(got), mine.update, conv,
+                                                     state, n):
                             row0 += n
                             if bar is not None:
                                 bar.update(n)
-                        else:  # pyarrow reads the unit and names any row at fault
+                        else:
                             left = list(members)
                     for batch in (read(row0, left, needed) if left else ()):
                         cols = {c: batch.column(batch.schema.get_field_index(c))

@@ -102,13 +102,13 @@ def test_page_headers_of_each_page_kind():
 
 
 def test_page_headers_skip_unknown_fields_of_every_type():
-    data = thrift([(1, 5, 0), (2, 5, 10), (3, 5, 0), (4, 3, 7), (6, 7, None),
+    data = thrift([(1, 5, 0), (2, 5, 10), (3, 5, 0), (4, 5, 7), (23, 7, None), (22, 3, 1),
                    (20, 6, -(2**40)), (21, 8, b"x" * 300),
                    (5, 12, [(1, 5, 4), (2, 5, 8), (40, 12, [(1, 12, [(2, 3, 1)])]), (3, 5, 3)]),
                    (9, 1, True), (30, 12, [(1, 5, 99)])])
     n, h = header(data)
     assert n == 1 and h[kernels.BODY] == len(data)
-    assert h[1:5].tolist() == [0, 10, 0, 7]  # a byte field lands in its slot too
+    assert h[1:5].tolist() == [0, 10, 0, 7]
     assert h[9:12].tolist() == [4, 8, 3]
     assert h[16:32].tolist() == [-1] * 16  # the unknown struct 30 fills nothing
 
@@ -394,3 +394,33 @@ def test_damaged_bytes_never_crash():
                     want[key] = want.get(key, 0) + 1
                 assert dict(zip(zip(got[0].tolist(), got[1].tolist(), strict=True),
                                 got[2].tolist(), strict=True)) == want
+
+
+def test_page_headers_refuse_known_fields_of_another_wire_type():
+    ok = [(1, 5, 0), (2, 5, 4), (3, 5, 0)]
+    assert header(thrift(ok))[0] == 1
+    assert header(thrift([(1, 6, 0), (2, 5, 4), (3, 5, 0)]))[0] == -1  # type as an i64
+    assert header(thrift([(1, 1, True), (2, 5, 4), (3, 5, 0)]))[0] == -1  # as a bool
+    assert header(thrift([(1, 3, 0), (2, 5, 4), (3, 5, 0)]))[0] == -1  # as a byte
+    v2 = [(1, 5, 3), (2, 5, 4), (3, 5, 0), (8, 12, [(1, 5, 4), (7, 1, False)])]
+    assert header(thrift(v2))[0] == 1  # is_compressed: a boolean
+    v2[3] = (8, 12, [(1, 5, 4), (7, 5, 0)])
+    assert header(thrift(v2))[0] == -1  # ... not an i32
+
+
+def test_chunks_that_claim_too_much_or_the_wrong_size_are_left_to_pyarrow():
+    from fastkappa import _parquet_pages
+
+    dictionary = thrift([(1, 5, 2), (2, 5, 8), (3, 5, 8), (7, 12, [(1, 5, 1), (2, 5, 0)])])
+    chunk = dictionary + bytes(8)
+    for _ in range(30):  # data pages each claiming 2 GiB decompressed
+        chunk += thrift([(1, 5, 0), (2, 5, 2**31 - 1), (3, 5, 2),
+                         (5, 12, [(1, 5, 1), (2, 5, 8), (3, 5, 3), (4, 5, 3)])]) + b"\x00\x00"
+    with pytest.raises(_parquet_pages._Unsupported):
+        _parquet_pages._Chunk(chunk, "SNAPPY", "INT64", 0)
+    import gzip
+
+    packed = gzip.compress(b"x" * 100)
+    assert _parquet_pages._decompress(packed, 100, "gzip") == b"x" * 100
+    with pytest.raises(_parquet_pages._Unsupported):
+        _parquet_pages._decompress(packed, 101, "gzip")

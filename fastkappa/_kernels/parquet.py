@@ -186,6 +186,14 @@ def _page_headers(buf, end, out):
             slot = -1
             if slot_base[depth] >= 0 and 0 <= field < 8:
                 slot = slot_base[depth] + field
+            # a known field of another wire type than the format's is damage: the
+            # two booleans (a dictionary page's is_sorted, a v2 page's
+            # is_compressed) are booleans, the headers and statistics structs,
+            # every other known field an i32
+            if slot >= 0 and kind != 12:
+                boolean = slot == 19 or slot == 31
+                if boolean != (kind == 1 or kind == 2) or (not boolean and kind != 5):
+                    return -1
             if kind == 1 or kind == 2:
                 if slot >= 0:
                     out[row, slot] = 1 if kind == 1 else 0
