@@ -16,9 +16,11 @@ groups (``--row-group default``) or 10^6 rows per group, with snappy or zstd.
 In one process, interleaved, each repeated ``--repeats`` times (medians):
 
 * ``fk``: ``fastkappa.files.score_file(path, true=, pred=, weights="quadratic")``
-  (row groups decoded and counted on every core), and the same with numba at
-  one thread (``fk, one thread``: pyarrow decodes batches ahead while one
-  thread counts), the engine a file of fewer than two 2^20-row units gets;
+  (row groups counted on every core; a file of 2^20 rows or more in row groups
+  of 2^19 rows or more on average is counted from its dictionary pages, see
+  ``fastkappa._parquet_pages``), and the same with numba at one thread
+  (``fk, one thread``: one worker reads the row groups the same way; smaller
+  files get pyarrow decoding batches ahead while one thread counts);
 * ``duckdb``: ``SELECT y_true, y_pred, count(*) ... GROUP BY ALL`` on the file;
 * ``polars``: ``scan_parquet(path).group_by([...]).len().collect()``;
 * ``pyarrow``: ``ParquetFile.iter_batches`` of the two columns (the floor any
@@ -121,7 +123,7 @@ def in_process(path: str, n: int, repeats: int, labels) -> dict[str, tuple[float
         return fk.files.score_file(path, true="y_true", pred="y_pred", weights="quadratic",
                                    labels=labels)
 
-    def run_fk_serial():  # numba at one thread: batches decoded ahead, counted off-thread
+    def run_fk_serial():  # numba at one thread (see the module docstring)
         import numba
 
         before = numba.get_num_threads()
