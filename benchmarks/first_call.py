@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/first_call.py            # prints a markdown table
     python benchmarks/first_call.py --python /path/to/other/env/bin/python
+    python benchmarks/first_call.py --only score_file   # the rows naming score_file
 
 Each entry point runs in a fresh process with its own empty kernel cache
 (``FASTKAPPA_CACHE_DIR`` in a temporary folder): the first run compiles the
@@ -117,10 +118,15 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=sys.executable,
                     help="interpreter of the environment to measure (default: this one)")
-    python = ap.parse_args(argv).python
+    ap.add_argument("--only", default="",
+                    help="measure only the entry points whose row contains this text")
+    args = ap.parse_args(argv)
+    python = args.python
     rows = ["| entry point (n = 100,000) | cold: call (s) | cold: process CPU (s) "
             "| warm: call (s) | warm: process CPU (s) |", "|---|---|---|---|---|"]
     for name, code in CALLS.items():
+        if args.only not in name:
+            continue
         if name in NEEDS and subprocess.run([python, "-c", f"import {NEEDS[name]}"],
                                             capture_output=True).returncode:
             rows.append(f"| {name} | (needs {NEEDS[name]}) | | | |")

@@ -129,9 +129,10 @@ class _Chunk:
         self.physical = physical
         data = _bytes(raw)
         rows = 256
+        stack = np.empty((2, 16), dtype=np.int64)
         while True:  # about one row per 20,000 values; more rows when a chunk needs them
             h = np.empty((rows, HEADER_SLOTS + 1), dtype=np.int64)
-            n_pages = _page_headers(data, len(data), h)
+            n_pages = _page_headers(data, len(data), h, stack)
             if n_pages != -2 or rows > len(data):
                 break
             rows *= 8

@@ -304,7 +304,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
         page = readonly([0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00,
                          0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x03, 0x02, 0x01])
         headers = np.empty((4, parquet.HEADER_SLOTS + 1), dtype=np.int64)
-        parquet._page_headers(page, len(page), headers)
+        parquet._page_headers(page, len(page), headers, np.empty((2, 16), dtype=np.int64))
         pages = np.array([[7, 16, 1, 1]], dtype=np.int64)
         scratch = [np.zeros(16, dtype=np.int32) for _ in range(2)]
         one = np.array([0], dtype=np.int64)

@@ -246,6 +246,44 @@ def test_counted_kernel_matches_brute_force(plain, n):
         assert [int(v) for v in got.sum(axis=0, dtype=object)] == want.tolist()
 
 
+@settings(max_examples=60, deadline=None)
+@given(columns(), st.data())
+def test_counted_numpy_path_matches_the_kernel(col, data):
+    """Few frequency-weighted rows are counted by NumPy, not compiled: the same
+    slots as the kernel's (values far outside the range, every dtype), the same
+    exact sums, in either mode."""
+    t, off, lut, k = col
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    p = rng.permutation(t) if len(t) else t
+    c = rng.integers(0, 2**40, len(t), dtype=np.int64)
+    s = k + 3
+    want = np.zeros((1, s * s), dtype=np.int64)
+    counting._count_block_counted(t, off, lut, p, off, lut, c, s, False, want[0])
+    got = counting._counted_numpy(t, off, lut, p, off, lut, c, s)
+    np.testing.assert_array_equal(got, want)
+    if len(t) <= counting.NUMPY_COUNTED_MAX_ROWS:
+        serial = counting._accumulate_confusion_counted_serial(
+            t, off, lut, p, off, lut, c, s, is_plain_range(lut))
+        np.testing.assert_array_equal(serial, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("off", [-3, 0, 7])
+def test_counted_numpy_path_at_the_int64_extremes(dtype, off):
+    info = np.iinfo(np.int64)
+    t = np.array([info.min, info.min + 1, off - 1, off, off + 1, off + 3, off + 4,
+                  info.max - 1, info.max], dtype=np.int64)
+    if dtype == np.uint64:  # the kernel reads uint64 as int64 (modulo 2**64)
+        t = np.concatenate([t.view(np.uint64),
+                            np.array([0, 2**63, 2**64 - 1], dtype=np.uint64)])
+    lut = np.array([4, 0, 1, 2, 4], dtype=np.int64)  # slots 0..2 for off+1..off+3
+    c = np.arange(1, len(t) + 1, dtype=np.int64)
+    want = np.zeros((1, 25), dtype=np.int64)
+    counting._count_block_counted(t, off, lut, t[::-1].copy(), off, lut, c, 5, False, want[0])
+    got = counting._counted_numpy(t, off, lut, t[::-1].copy(), off, lut, c, 5)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_weight_stats():
     w = np.array([0.5, 2.0, 0.0, 1.5, 3.0])
     got = counting._weight_stats_serial(w)[0]

@@ -64,11 +64,22 @@ def thrift(fields) -> bytes:
     return bytes(out)
 
 
+def page_headers(buf, end, out):
+    """``_page_headers`` with its scratch stack."""
+    return kernels._page_headers(buf, end, out, np.empty((2, 16), dtype=np.int64))
+
+
+def snappy(src, pos, end, out, at, size):
+    """One block through ``_snappy_pages``."""
+    one = [np.array([v], dtype=np.int64) for v in (pos, end, at, size)]
+    return kernels._snappy_pages(src, one[0], one[1], out, one[2], one[3])
+
+
 def header(data: bytes, body: bytes = b""):
     """``(pages read, first row)`` of ``_page_headers`` on one header and its body."""
     buf = np.frombuffer(data + body, dtype=np.uint8)
     out = np.zeros((2, kernels.HEADER_SLOTS + 1), dtype=np.int64)
-    return kernels._page_headers(buf, len(buf), out), out[0]
+    return page_headers(buf, len(buf), out), out[0]
 
 
 STATS = [(1, 8, b"\x04" * 8), (2, 8, b"\x00" * 8), (3, 6, 0), (5, 8, b"ab"), (7, 1, True),
@@ -96,9 +107,11 @@ def test_page_headers_of_each_page_kind():
     # pages back to back: each header follows the previous page's body
     both = np.frombuffer(data_page + b"12345" + dictionary + b"xy", dtype=np.uint8)
     out = np.zeros((3, kernels.HEADER_SLOTS + 1), dtype=np.int64)
-    assert kernels._page_headers(both, len(both), out) == 2
+    assert page_headers(both, len(both), out) == 2
     assert out[1, 1] == 2 and out[1, kernels.BODY] == len(data_page) + 5 + len(dictionary)
-    assert kernels._page_headers(both, len(both), out[:1]) == -2  # too few rows
+    assert page_headers(both, len(both), out[:1]) == -2  # too few rows
+    for shape in [(2, 15), (1, 16), (3, 16)]:  # scratch of another shape
+        assert kernels._page_headers(both, len(both), out, np.empty(shape, np.int64)) == -3
 
 
 def test_page_headers_skip_unknown_fields_of_every_type():
@@ -316,12 +329,12 @@ def test_snappy_against_pyarrow(size):
         packed = pa.compress(data, codec="snappy", asbytes=True)
         src = np.frombuffer(b"zz" + packed, dtype=np.uint8)
         out = np.full(len(data) + 3, 7, dtype=np.uint8)
-        assert kernels._snappy(src, 2, len(src), out, 1, len(data)) == 0
+        assert snappy(src, 2, len(src), out, 1, len(data)) == 0
         assert out[1:1 + len(data)].tobytes() == data
         assert out[0] == 7 and (out[1 + len(data):] == 7).all()
-        assert kernels._snappy(src, 2, len(src), out, 1, len(data) + 1) == -1  # wrong size
+        assert snappy(src, 2, len(src), out, 1, len(data) + 1) == -1  # wrong size
         for cut in rng.integers(2, len(src), 4):  # cut short: -1
-            assert kernels._snappy(src, 2, int(cut), out, 1, len(data)) in (-1, 0)
+            assert snappy(src, 2, int(cut), out, 1, len(data)) in (-1, 0)
 
 
 def test_snappy_refuses_malformed_blocks():
@@ -329,7 +342,7 @@ def test_snappy_refuses_malformed_blocks():
 
     def dec(data, size):
         src = np.frombuffer(bytes(data), dtype=np.uint8)
-        return kernels._snappy(src, 0, len(src), out, 0, size)
+        return snappy(src, 0, len(src), out, 0, size)
 
     assert dec([4, 0x0C, 1, 2, 3, 4], 4) == 0  # a literal of four bytes
     assert dec([5, 0x0C, 1, 2, 3, 4], 5) == -1  # fewer bytes than announced
@@ -351,7 +364,11 @@ def test_snappy_refuses_malformed_blocks():
                                  np.array([1], np.int64)) == 0
     assert kernels._snappy_pages(src, *pages, out, np.array([0], np.int64),
                                  np.array([2], np.int64)) == -1
-    assert kernels._snappy(src, 0, 3, out, 31, 2) == -1  # output past the end
+    assert snappy(src, 0, 3, out, 31, 2) == -1  # output past the end
+    assert snappy(src, -1, 3, out, 0, 1) == -1  # a block before the buffer
+    assert snappy(src, 0, 4, out, 0, 1) == -1  # a block past the buffer
+    assert kernels._snappy_pages(src, *pages, out, np.array([0, 1], np.int64),
+                                 np.array([1], np.int64)) == -1  # lengths differ
 
 
 def test_damaged_bytes_never_crash():

@@ -56,7 +56,7 @@ def _rle_hybrid(buf, pos, end, width, out, start, n):
     k = start
     stop = start + n
     while k < stop:
-        h, pos = _uleb(buf, pos, end, 35)  # the run header, at most five bytes
+        h, pos = _uleb(buf, pos, end, np.int64(35))  # the run header, at most five bytes
         if pos < 0:
             return -1
         if h & 1:
@@ -135,7 +135,7 @@ _NESTED = (5, 7, 8)  # field ids of those three headers in the page header
 
 
 @jit()
-def _page_headers(buf, end, out):
+def _page_headers(buf, end, out, stack):
     """Read the Thrift compact-protocol ``PageHeader`` of every page in ``buf[:end]``
     (one column chunk), one row of ``out`` per page.
 
@@ -146,13 +146,20 @@ def _page_headers(buf, end, out):
     is where the page's body starts; the next header follows the body's
     ``compressed_page_size`` (field 3) bytes.
 
+    ``stack`` (int64, ``(2, 16)``) is scratch: per nesting depth, the last
+    field id read and where that depth's fields go (-1: nowhere).  The caller
+    allocates it, so this kernel compiles no array allocation of its own.
+
     Returns the number of pages; -1 when the bytes end inside a header or a
     body, or hold a list, set or map (no page header has one); -2 when
-    ``out`` has too few rows.
+    ``out`` has too few rows; -3 when ``stack`` has another shape.
     """
-    end = min(end, buf.shape[0])
-    last = np.zeros(16, dtype=np.int64)  # last field id per nesting depth
-    slot_base = np.zeros(16, dtype=np.int64)  # where a depth's fields go (-1: nowhere)
+    if stack.shape[0] != 2 or stack.shape[1] != 16:
+        return -3
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    last = stack[0]  # last field id per nesting depth
+    slot_base = stack[1]  # where a depth's fields go (-1: nowhere)
     pos = np.int64(0)
     row = 0
     while pos < end:
@@ -178,7 +185,7 @@ def _page_headers(buf, end, out):
             if delta:
                 field = last[depth] + delta
             else:
-                raw, pos = _uleb(buf, pos, end, 35)
+                raw, pos = _uleb(buf, pos, end, np.int64(35))
                 if pos < 0:
                     return -1
                 field = (raw >> 1) ^ -(raw & 1)
@@ -204,7 +211,7 @@ def _page_headers(buf, end, out):
                     out[row, slot] = np.int64(buf[pos])
                 pos += 1
             elif kind == 4 or kind == 5 or kind == 6 or kind == 8:
-                raw, pos = _uleb(buf, pos, end, 70)
+                raw, pos = _uleb(buf, pos, end, np.int64(70))
                 if pos < 0:
                     return -1
                 if kind == 8:  # binary: the varint is its length
@@ -242,7 +249,7 @@ def _no_null(buf, pos, end, n):
     """Whether one-bit definition levels at ``buf[pos:end]`` say none of ``n``
     values is null, in the form writers use for such a page: one repeated
     run of 1 (a ULEB128 header ``2n``, then the byte 1, then nothing)."""
-    count, pos = _uleb(buf, pos, end, 35)
+    count, pos = _uleb(buf, pos, end, np.int64(35))
     return pos >= 0 and count == 2 * n and pos + 1 == end and buf[pos] == 1
 
 
@@ -263,10 +270,13 @@ def _count_index_pairs(a, b, m, n_a, n_b, table):
     lo = np.int32(0)
     hi_a = np.int32(0)
     hi_b = np.int32(0)
-    for i in range(m):  # no branch: the loop vectorises
-        lo = min(lo, a[i], b[i])
-        hi_a = max(hi_a, a[i])
-        hi_b = max(hi_b, b[i])
+    for i in range(m):  # selects, not branches: the loop vectorises
+        x = a[i]
+        y = b[i]
+        lo = x if x < lo else lo
+        lo = y if y < lo else lo
+        hi_a = x if x > hi_a else hi_a
+        hi_b = y if y > hi_b else hi_b
     if lo < 0 or hi_a >= n_a or hi_b >= n_b:
         return -1
     start = 0
@@ -302,8 +312,10 @@ def _count_page_pairs(buf_a, pages_a, buf_b, pages_b, scratch_a, scratch_b, n_a,
     null or an index outside its dictionary, or one column has rows left
     over.
     """
-    have_a = 0
-    have_b = 0
+    # np.int64, not a literal 0: numba would compile the callees once more
+    # for a literal argument while it infers the loop's types
+    have_a = np.int64(0)
+    have_b = np.int64(0)
     next_a = 0
     next_b = 0
     counted = 0
@@ -356,73 +368,76 @@ def _count_page_pairs(buf_a, pages_a, buf_b, pages_b, scratch_a, scratch_b, n_a,
 
 
 @jit()
-def _snappy(src, pos, end, out, at, size):
-    """Decompress one raw Snappy block ``src[pos:end]`` into ``out[at:at + size]``.
+def _snappy_pages(src, starts, stops, out, out_starts, sizes):
+    """Decompress the raw Snappy blocks ``src[starts[j]:stops[j]]`` into
+    ``out[out_starts[j]:out_starts[j] + sizes[j]]``.
 
-    The block is the uncompressed length (ULEB128), then elements: a literal
+    A block is the uncompressed length (ULEB128), then elements: a literal
     (tag ``...00``: its length in the tag or in the next 1-4 bytes, then the
     bytes) or a copy of earlier output (tags ``01``, ``10``, ``11``: length and
     an offset of 11, 16 or 32 bits; a copy may overlap what it writes).
-    Returns 0, or -1 when the block is malformed, ends early, refers before
-    its start, or does not give exactly ``size`` bytes.
+    Returns 0, or -1 at the first block that is malformed, ends early, refers
+    before its start, or does not give exactly ``sizes[j]`` bytes.  One
+    kernel, no helper of its own but :func:`_uleb`: each compiled function
+    costs a fresh process time to compile.
     """
-    if at < 0 or size < 0 or at + size > out.shape[0] or end > src.shape[0]:
+    if stops.shape[0] != starts.shape[0] or out_starts.shape[0] != starts.shape[0] \
+            or sizes.shape[0] != starts.shape[0]:
         return -1
-    length, pos = _uleb(src, pos, end, 35)
-    if pos < 0 or length != size:
-        return -1
-    k = at
-    stop = at + size
-    while pos < end:
-        tag = np.int64(src[pos])
-        pos += 1
-        kind = tag & 3
-        if kind == 0:
-            n = tag >> 2
-            if n >= 60:
-                extra = n - 59
-                if pos + extra > end:
-                    return -1
-                n = np.int64(0)
-                for b in range(extra):
-                    n |= np.int64(src[pos + b]) << (8 * b)
-                pos += extra
-            n += 1
-            if pos + n > end or k + n > stop:
-                return -1
-            for i in range(n):
-                out[k + i] = src[pos + i]
-            pos += n
-            k += n
-            continue
-        if kind == 1:
-            if pos >= end:
-                return -1
-            n = ((tag >> 2) & 7) + 4
-            offset = ((tag >> 5) << 8) | np.int64(src[pos])
-            pos += 1
-        else:
-            width = 2 if kind == 2 else 4
-            if pos + width > end:
-                return -1
-            n = (tag >> 2) + 1
-            offset = np.int64(0)
-            for b in range(width):
-                offset |= np.int64(src[pos + b]) << (8 * b)
-            pos += width
-        if offset <= 0 or offset > k - at or k + n > stop:
-            return -1
-        for i in range(n):  # byte by byte: the source may overlap the bytes written
-            out[k + i] = out[k - offset + i]
-        k += n
-    return 0 if k == stop else -1
-
-
-@jit()
-def _snappy_pages(src, starts, stops, out, out_starts, sizes):
-    """Decompress the Snappy blocks ``src[starts[j]:stops[j]]`` into
-    ``out[out_starts[j]:out_starts[j] + sizes[j]]``; 0, or -1 at the first bad one."""
     for j in range(starts.shape[0]):
-        if _snappy(src, starts[j], stops[j], out, out_starts[j], sizes[j]) != 0:
+        pos = starts[j]
+        end = stops[j]
+        at = out_starts[j]
+        size = sizes[j]
+        if pos < 0 or at < 0 or size < 0 or at + size > out.shape[0] or end > src.shape[0]:
+            return -1
+        length, pos = _uleb(src, pos, end, np.int64(35))
+        if pos < 0 or length != size:
+            return -1
+        k = at
+        stop = at + size
+        while pos < end:
+            tag = np.int64(src[pos])
+            pos += 1
+            kind = tag & 3
+            if kind == 0:
+                n = tag >> 2
+                if n >= 60:
+                    extra = n - 59
+                    if pos + extra > end:
+                        return -1
+                    n = np.int64(0)
+                    for b in range(extra):
+                        n |= np.int64(src[pos + b]) << (8 * b)
+                    pos += extra
+                n += 1
+                if pos + n > end or k + n > stop:
+                    return -1
+                for i in range(n):
+                    out[k + i] = src[pos + i]
+                pos += n
+                k += n
+                continue
+            if kind == 1:
+                if pos >= end:
+                    return -1
+                n = ((tag >> 2) & 7) + 4
+                offset = ((tag >> 5) << 8) | np.int64(src[pos])
+                pos += 1
+            else:
+                width = 2 if kind == 2 else 4
+                if pos + width > end:
+                    return -1
+                n = (tag >> 2) + 1
+                offset = np.int64(0)
+                for b in range(width):
+                    offset |= np.int64(src[pos + b]) << (8 * b)
+                pos += width
+            if offset <= 0 or offset > k - at or k + n > stop:
+                return -1
+            for i in range(n):  # byte by byte: the source may overlap the bytes written
+                out[k + i] = out[k - offset + i]
+            k += n
+        if k != stop:
             return -1
     return 0

@@ -252,7 +252,7 @@ def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat
 def _count_item_classes_serial(codes, k):
     """:func:`_count_item_classes` on one thread (small inputs)."""
     out = np.zeros((codes.shape[0], k), dtype=np.int32)
-    _count_item_classes_block(codes, k, 0, codes.shape[0], out)
+    _count_item_classes_block(codes, k, np.int64(0), codes.shape[0], out)
     return out
 
 
