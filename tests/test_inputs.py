@@ -217,6 +217,19 @@ def test_cohen_kappa_pyarrow_dictionary_unsigned_indices_with_nulls():
         fk.cohen_kappa(arr, ["a", "b", "c", "c", "a"])
 
 
+@pytest.mark.parametrize("index", [7, 3, -2])
+def test_cohen_kappa_pyarrow_dictionary_index_outside_its_dictionary(index):
+    """An array built with ``safe=False`` may point past its dictionary: a
+    ValueError naming the position, never an IndexError from inside."""
+    pa = pytest.importorskip("pyarrow")
+    idx = pa.array([0, None, index, 2], pa.int32())
+    arr = pa.DictionaryArray.from_arrays(idx, pa.array(["a", "b", "c"]), safe=False)
+    with pytest.raises(ValueError, match=rf"`y_pred` is a dictionary array whose index "
+                                         rf"{index} at position 2 lies outside its "
+                                         r"dictionary of 3 values"):
+        fk.cohen_kappa(["a", "b", "c", "c"], arr, nan_policy="omit")
+
+
 def test_cohen_kappa_big_endian_arrays():
     # regression: numba rejected non-native byte order with a TypingError
     t = np.array(T, dtype=">i4")

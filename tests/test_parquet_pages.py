@@ -315,3 +315,37 @@ def test_a_damaged_row_group_gives_the_same_error(tmp_path, monkeypatch):
     with pytest.raises(DataError) as slow:
         files.score_file(path, true="t", pred="p")
     assert str(fast.value) == str(slow.value)
+
+
+@pytest.mark.parametrize("kw", [{}, {"labels": ["g0", "g1", "g2", "g3", "g4"]}])
+def test_dictionary_indices_past_the_dictionary_name_their_row(tmp_path, monkeypatch, kw):
+    """A damaged page whose indices point past the dictionary: a DataError naming
+    the row (pyarrow decodes such indices without a word), from the pages or not."""
+    from fastkappa._kernels import parquet as kernels
+
+    rng = np.random.default_rng(11)
+    words = np.array([f"g{i}" for i in range(5)], dtype=object)
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pa.table({"t": words[rng.integers(0, 5, 3000)].tolist(),
+                             "p": words[rng.integers(0, 5, 3000)].tolist()}),
+                   path, compression="NONE", row_group_size=1000)
+    md = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    raw = bytearray(path.read_bytes())
+    start = md.dictionary_page_offset
+    chunk = np.frombuffer(bytes(raw[start:start + md.total_compressed_size]), np.uint8)
+    h = np.empty((8, kernels.HEADER_SLOTS + 1), np.int64)
+    assert kernels._page_headers(chunk, len(chunk), h, np.empty((2, 16), np.int64)) >= 2
+    body = start + int(h[1, kernels.BODY])  # the first data page (v1): levels, then indices
+    width = body + 4 + int.from_bytes(raw[body:body + 4], "little")
+    assert raw[width] == 3 and raw[width + 1] & 1  # 3-bit indices, a bit-packed run first
+    raw[width + 2:width + 5] = b"\xff\xff\xff"  # rows 1001-1008: index 7 of 5 values
+    path.write_bytes(bytes(raw))
+    message = ("row 1001: column 'p' holds dictionary index 7, but its dictionary has "
+               "5 values; the file is damaged.")
+    with pytest.raises(DataError) as fast:
+        files.score_file(path, true="t", pred="p", **kw)
+    assert str(fast.value) == message
+    _without_pages(monkeypatch)
+    with pytest.raises(DataError) as slow:
+        files.score_file(path, true="t", pred="p", **kw)
+    assert str(slow.value) == message

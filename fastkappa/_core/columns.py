@@ -261,6 +261,23 @@ def _from_polars(x, name: str) -> Column:
     return as_column(x.to_numpy(), name)
 
 
+def _check_dictionary_indices(idx, size: int, name: str) -> None:
+    """Raise ValueError when a dictionary array's index lies outside its dictionary
+    (an array built with ``safe=False``: pyarrow's ``validate(full=True)`` refuses it)."""
+    import pyarrow.compute as pc
+
+    if len(idx) == idx.null_count:
+        return
+    lo_hi = pc.min_max(idx)
+    lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+    if lo < 0 or hi >= size:
+        v = lo if lo < 0 else hi
+        i = int(pc.index(idx, v).as_py())
+        raise ValueError(f"`{name}` is a dictionary array whose index {v} at position {i} "
+                         f"lies outside its dictionary of {size} values; it is not a valid "
+                         "array (pyarrow's `validate(full=True)` refuses it too).")
+
+
 def _from_arrow(x, name: str) -> Column:
     import pyarrow as pa
 
@@ -276,6 +293,7 @@ def _from_arrow(x, name: str) -> Column:
         x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
     if pa.types.is_dictionary(x.type):
         idx = x.indices
+        _check_dictionary_indices(idx, len(x.dictionary), name)
         if idx.null_count:
             # indices may be unsigned: widen before writing the -1 sentinel
             idx = idx.cast(pa.int64()).fill_null(-1)
