@@ -153,6 +153,14 @@ def percent_agreement(ratings: ArrayLike | None = None, *,
     -----
     Items with a single rating do not enter ``p_a`` (no pair to compare).
 
+    References
+    ----------
+    .. [1] Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+       raters. Psychological Bulletin, 76(5), 378-382.
+       https://doi.org/10.1037/h0031619 (``P_bar``, the mean pairwise agreement).
+    .. [2] Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.),
+       chapter 2. Advanced Analytics (the weighted form, with missing ratings).
+
     Examples
     --------
     >>> import fastkappa as fk

@@ -91,6 +91,15 @@ def confusion_matrix(
         counts (of ``frequency_weight`` when given), or float64 sums of
         ``sample_weight``.
 
+    References
+    ----------
+    .. [1] Cohen, J. (1960). A coefficient of agreement for nominal scales.
+       Educational and Psychological Measurement, 20(1), 37-46.
+       https://doi.org/10.1177/001316446002000104 (the two raters' table of
+       joint proportions that kappa is computed from).
+    .. [2] scikit-learn: ``sklearn.metrics.confusion_matrix`` (the same layout:
+       rows are true classes, columns predicted ones).
+
     Examples
     --------
     >>> import fastkappa as fk

@@ -208,6 +208,24 @@ def kappa_loss(
 class KappaLoss(torch.nn.Module):
     """:func:`kappa_loss` as a ``torch.nn.Module`` (options fixed at construction).
 
+    Parameters
+    ----------
+    weights : None, 'none', 'linear', 'quadratic' or (C, C) array/tensor
+        Disagreement weights (see :func:`fastkappa.weight_matrix`); QWK by
+        default.  A custom matrix is checked at construction when
+        ``n_classes`` is given, else at the first batch.
+    form : {'log', 'linear'}
+        ``log(1 - kappa_soft)`` or ``1 - kappa_soft``, as in :func:`kappa_loss`.
+    from_logits : bool, default True
+        Apply a softmax over axis 1 first; False when the input already holds
+        probabilities.
+    n_classes : int, optional
+        The number of classes, checked against each batch's ``C``.
+
+    Calling the module, ``criterion(input, target)``, returns
+    ``kappa_loss(input, target, ...)`` with these options: a scalar tensor
+    with autograd.
+
     References
     ----------
     .. [1] de la Torre, J., Puig, D., & Valls, A. (2018). Weighted kappa loss

@@ -312,3 +312,22 @@ def test_slot_maps_values_outside_the_range_to_the_invalid_entry_without_wrappin
     got = counting._accumulate_confusion_serial(t, off0, lut, t, off0, lut, 4, False)
     np.testing.assert_array_equal(got.ravel(), naive.slot_counts(t, off0, lut, t, off0,
                                                                  lut, 4))
+
+
+def test_count_block_scratch():
+    """The block kernel counts with the caller's scratch (:func:`_block_scratch`)
+    and refuses a cell buffer shorter than a block, counting nothing."""
+    t = np.array([0, 1, 1, 2, 2, 2], dtype=np.int64)
+    off, lut = int_lut(0, 2, np.arange(3), 3)
+    for s in (6, 70):  # four table copies, or none (more than _SPLIT_MAX_CELLS cells)
+        tables, buf = counting._block_scratch(s)
+        assert tables.shape == ((4, s * s) if s * s <= counting._SPLIT_MAX_CELLS
+                                else (0, s * s))
+        acc = np.zeros(s * s, dtype=np.int64)
+        assert counting._count_block(t, off, lut, t, off, lut, s, False, acc, tables,
+                                     buf) == 0
+        np.testing.assert_array_equal(acc, naive.slot_counts(t, off, lut, t, off, lut, s))
+        acc[:] = 0
+        assert counting._count_block(t, off, lut, t, off, lut, s, False, acc, tables,
+                                     buf[:-1]) == -1
+        assert not acc.any()

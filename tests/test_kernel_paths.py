@@ -120,6 +120,18 @@ def test_serial_and_parallel_bootstrap_kernels_draw_the_same_replicates(rng):
             seeds)
     np.testing.assert_array_equal(kern._bootstrap_kappa_types(*args),
                                   kern._bootstrap_kappa_types_serial(*args))
+    # the Python loop over the blocks, with scratch allocated outside the kernel
+    np.testing.assert_array_equal(kern._bootstrap_kappa_types(*args),
+                                  fku._types_blocks(*args))
+    lead = args[:-2]
+    scratch = kern._types_scratch(*lead)
+    out = np.zeros((4, args[6].shape[1]))
+    for i in range(len(scratch)):  # any scratch array too short: -1, nothing drawn
+        short = list(scratch)
+        short[i] = short[i][:-1]
+        assert kern._types_block(*lead, seeds[0], 0, 4, out, *short) == -1
+        assert not out.any()
+    assert kern._types_block(*lead, seeds[0], 0, 4, out, *scratch) == 0
     # the serial twin is the same function compiled without parallel, cached apart
     par = getattr(kern._bootstrap_kappa_types, "dispatcher", None)
     if hasattr(par, "py_func"):  # compiled (not under NUMBA_DISABLE_JIT)

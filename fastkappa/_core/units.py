@@ -545,27 +545,34 @@ def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
     return out
 
 
-def _blocks_from_python(block_name: str):
+def _blocks_from_python(block_name: str, scratch_name: str | None = None):
     """A driver's serial twin as a Python loop over its blocks (the same blocks,
     the same result), for drivers taking ``(*lead, n_rep, seeds)`` whose block
     takes ``(*lead, seed, lo, hi, out)`` and whose ``lead[-3]`` is ``cell_p``
-    (one column per model in the output)."""
+    (one column per model in the output).  With ``scratch_name`` the block
+    also takes the arrays that kernel function returns for ``*lead`` (and
+    returns 0), allocated here once, so that no allocation compiles with it."""
 
     def run(*args) -> np.ndarray:
         *lead, n_rep, seeds = args
-        block = getattr(_kernels(), block_name)
+        kern = _kernels()
+        block = getattr(kern, block_name)
         out = np.empty((n_rep, lead[-3].shape[1]), dtype=np.float64)
         step = -(-n_rep // len(seeds))
+        scratch = () if scratch_name is None else getattr(kern, scratch_name)(*lead)
         for b in range(len(seeds)):
             lo = min(n_rep, b * step)
-            block(*lead, seeds[b], lo, min(n_rep, lo + step), out)
+            if scratch_name is None:
+                block(*lead, seeds[b], lo, min(n_rep, lo + step), out)
+            elif block(*lead, seeds[b], lo, min(n_rep, lo + step), out, *scratch) != 0:
+                raise RuntimeError(f"internal error: {block_name}'s scratch is too short")
         return out
 
     return run
 
 
 #: ``_bootstrap_kappa_types_serial`` and ``_bootstrap_kappa_units_serial`` as Python loops
-_types_blocks = _blocks_from_python("_types_block")
+_types_blocks = _blocks_from_python("_types_block", "_types_scratch")
 _units_blocks = _blocks_from_python("_units_block")
 
 

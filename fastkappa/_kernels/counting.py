@@ -70,22 +70,38 @@ def _cells(tb, t_off, t_lut, pb, p_off, p_lut, s, direct, buf):
                       + np.int64(p_lut[_slot(pb[j], p_off, lp)]))
 
 
+def _block_scratch(s: int) -> tuple[np.ndarray, np.ndarray]:
+    """The scratch of :func:`_count_block` for ``s`` slots: four zeroed copies
+    of the table (none above :data:`_SPLIT_MAX_CELLS` cells) and the cell buffer.
+
+    Allocated by the caller, so that a fresh process compiling the block
+    kernel for a serial count compiles no array allocation with it (about
+    0.2 s of a first call)."""
+    ss = s * s
+    tables = np.zeros((4 if ss <= _SPLIT_MAX_CELLS else 0, ss), dtype=np.int64)
+    return tables, np.empty(_BLOCK, dtype=np.intp)
+
+
 @jit()
-def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
+def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc, tables, buf):
     """Add every row into ``acc`` (flat, length s*s).
 
-    Two passes per block of ``_BLOCK`` rows: :func:`_cells`, then the
-    increments, spread over four copies of a small table so that neighbouring
-    rows landing on the same cell do not wait for each other's store.
+    Two passes per block of ``_BLOCK`` rows: :func:`_cells` into ``buf``
+    (``_BLOCK`` long), then the increments, spread over the four zeroed copies
+    of a small table in ``tables`` (``(4, s*s)``) so that neighbouring rows
+    landing on the same cell do not wait for each other's store.  A table
+    above :data:`_SPLIT_MAX_CELLS` cells is counted straight into ``acc``
+    (``tables`` then has no row): no second table of its size.
+    :func:`_block_scratch` allocates both.  Returns 0, or -1 (nothing counted)
+    when ``buf`` is shorter than ``_BLOCK``.
     """
+    if buf.shape[0] < _BLOCK:
+        return -1
     ss = s * s
-    split = ss <= _SPLIT_MAX_CELLS
-    # a large table is counted straight into ``acc``: no second table of its size
-    tables = np.zeros((4 if split else 0, ss), dtype=np.int64)
-    buf = np.empty(_BLOCK, dtype=np.intp)
+    split = tables.shape[0] == 4 and tables.shape[1] == ss
     n = t.shape[0]
     for lo in range(0, n, _BLOCK):
-        hi = min(n, lo + _BLOCK)
+        hi = lo + _BLOCK if lo + _BLOCK < n else n
         m = hi - lo
         _cells(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, buf)
         if split:
@@ -100,9 +116,11 @@ def _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, acc):
         else:
             for j in range(m):
                 acc[buf[j]] += 1
-    for k in range(tables.shape[0]):
-        for c in range(ss):
-            acc[c] += tables[k, c]
+    if split:
+        for k in range(4):
+            for c in range(ss):
+                acc[c] += tables[k, c]
+    return 0
 
 
 @jit(parallel=True)
@@ -114,7 +132,11 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, n_chunks)
     for c in prange(n_chunks):
         lo = min(n, c * step)
         hi = min(n, lo + step)
-        _count_block(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, out[c])
+        ss = s * s
+        tables = np.zeros((4 if ss <= _SPLIT_MAX_CELLS else 0, ss), dtype=np.int64)
+        buf = np.empty(_BLOCK, dtype=np.intp)
+        _count_block(t[lo:hi], t_off, t_lut, p[lo:hi], p_off, p_lut, s, direct, out[c],
+                     tables, buf)
     return out
 
 
@@ -129,7 +151,9 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     """
     t, p = canonical_args((t, p), (0, 1))
     out = np.zeros((1, s * s), dtype=np.int64)
-    _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0])
+    if _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0],
+                    *_block_scratch(s)) != 0:
+        raise RuntimeError("internal error: the counting kernel's scratch is too short")
     return out
 
 

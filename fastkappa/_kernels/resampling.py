@@ -112,20 +112,35 @@ def _accumulate_types(drawn, type_ptr, type_cell, type_val, joint):
 # --------------------------------------------------------------------------- bootstrap
 
 
+def _types_scratch(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
+                   wmat):
+    """The scratch of :func:`_types_block`: the generator's state, the drawn
+    counts per type, the joint table and two K-vectors of margins.  Allocated
+    by the caller, so that a fresh process running the block from Python
+    compiles no array allocation with it."""
+    return (np.empty(4, dtype=np.uint64), np.empty(type_counts.shape[0], dtype=np.int64),
+            np.empty(cell_t.shape[0], dtype=np.float64), np.empty(k, dtype=np.float64),
+            np.empty(k, dtype=np.float64))
+
+
 @jit()
 def _types_block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
-                 wmat, seed, lo, hi, out):
-    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_types`, from one seed."""
-    state = np.empty(4, dtype=np.uint64)
+                 wmat, seed, lo, hi, out, state, drawn, joint, r, c):
+    """Replicates ``lo:hi`` of :func:`_bootstrap_kappa_types`, from one seed.
+
+    ``state, drawn, joint, r, c`` are scratch (:func:`_types_scratch`); every
+    replicate overwrites them.  Returns 0, or -1 (nothing drawn) when one is
+    shorter than that.
+    """
+    if (state.shape[0] < 4 or drawn.shape[0] < type_counts.shape[0]
+            or joint.shape[0] < cell_t.shape[0] or r.shape[0] < k or c.shape[0] < k):
+        return -1
     _rng_init(seed, state)
-    drawn = np.empty(type_counts.shape[0], dtype=np.int64)
-    joint = np.empty(cell_t.shape[0], dtype=np.float64)
-    r = np.empty(k, dtype=np.float64)
-    c = np.empty(k, dtype=np.float64)
     for rep in range(lo, hi):
         _draw_multinomial_fast(type_counts, n_units, n_units, drawn, state)
         _accumulate_types(drawn, type_ptr, type_cell, type_val, joint)
         _kappas_from_joint(joint, cell_t, cell_p, k, wmat, r, c, out[rep])
+    return 0
 
 
 @jit(parallel=True, serial_twin=True)
@@ -143,7 +158,10 @@ def _bootstrap_kappa_types(type_counts, type_ptr, type_cell, type_val, n_units, 
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
         _types_block(type_counts, type_ptr, type_cell, type_val, n_units, cell_t, cell_p, k,
-                     wmat, block_seeds[b], lo, hi, out)
+                     wmat, block_seeds[b], lo, hi, out, np.empty(4, dtype=np.uint64),
+                     np.empty(type_counts.shape[0], dtype=np.int64),
+                     np.empty(cell_t.shape[0], dtype=np.float64),
+                     np.empty(k, dtype=np.float64), np.empty(k, dtype=np.float64))
     return out
 
 
