@@ -222,6 +222,8 @@ class KappaLoss(torch.nn.Module):
     n_classes : int, optional
         The number of classes, checked against each batch's ``C``.
 
+    Notes
+    -----
     Calling the module, ``criterion(input, target)``, returns
     ``kappa_loss(input, target, ...)`` with these options: a scalar tensor
     with autograd.
