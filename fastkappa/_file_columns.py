@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._core.columns import CodesColumn
+from ._core.columns import CodesColumn, first_index_outside
 from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError, plain_strings
 
 _NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
@@ -97,32 +97,16 @@ class LabelConverter:
                 f"row {row0 + i}: column {self.name!r} holds {value!r}, but earlier rows "
                 f"hold {had}; a label column must hold one kind of value.")
 
-    def _check_indices(self, idx, codes, size: int, row0: int) -> None:
-        """Raise :class:`DataError` naming the first row whose dictionary index lies
-        outside the batch's dictionary of ``size`` values: a damaged file (pyarrow
-        does not check the indices it decodes)."""
-        import pyarrow.compute as pc
-
-        if len(idx) == idx.null_count:
-            return
-        lo_hi = pc.min_max(idx)
-        lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
-        if lo >= 0 and hi < size:
-            return
-        bad = (codes < 0) | (codes >= size)
-        if idx.null_count:
-            bad &= ~arrow_nulls(idx)
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"row {row0 + i}: column {self.name!r} holds dictionary index "
-                        f"{int(codes[i])}, but its dictionary has {size} values; the file "
-                        "is damaged.")
-
     def _from_dictionary(self, arr, row0, missing):
         import pyarrow as pa
 
         idx = arr.indices
         codes = arrow_numpy(idx, fill=0)
-        self._check_indices(idx, codes, len(arr.dictionary), row0)
+        i = first_index_outside(idx, len(arr.dictionary))
+        if i is not None:  # a damaged file
+            raise DataError(f"row {row0 + i}: column {self.name!r} holds dictionary index "
+                            f"{idx[i].as_py()}, but its dictionary has {len(arr.dictionary)} "
+                            "values; the file is damaged.")
         if idx.null_count:  # -1 marks a null (unsigned indices cannot hold it)
             if codes.dtype.kind == "u":
                 codes = codes.astype(np.int64)

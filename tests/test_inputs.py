@@ -228,6 +228,11 @@ def test_cohen_kappa_pyarrow_dictionary_index_outside_its_dictionary(index):
                                          rf"{index} at position 2 lies outside its "
                                          r"dictionary of 3 values"):
         fk.cohen_kappa(["a", "b", "c", "c"], arr, nan_policy="omit")
+    # the first index outside is named, not the largest
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, 5, 7], pa.int32()),
+                                         pa.array(["a", "b", "c"]), safe=False)
+    with pytest.raises(ValueError, match=r"index 5 at position 1 lies outside"):
+        fk.cohen_kappa(["a", "b", "c"], arr)
 
 
 def test_cohen_kappa_big_endian_arrays():

@@ -261,21 +261,20 @@ def _from_polars(x, name: str) -> Column:
     return as_column(x.to_numpy(), name)
 
 
-def _check_dictionary_indices(idx, size: int, name: str) -> None:
-    """Raise ValueError when a dictionary array's index lies outside its dictionary
-    (an array built with ``safe=False``: pyarrow's ``validate(full=True)`` refuses it)."""
+def first_index_outside(idx, size: int) -> int | None:
+    """Position of the first non-null index in ``idx`` (a pyarrow integer array of
+    dictionary indices) outside ``0 .. size - 1``, or None when every one is
+    inside.  pyarrow does not check the indices it decodes from a file, and an
+    array built with ``safe=False`` is not checked either."""
     import pyarrow.compute as pc
 
     if len(idx) == idx.null_count:
-        return
+        return None
     lo_hi = pc.min_max(idx)
-    lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
-    if lo < 0 or hi >= size:
-        v = lo if lo < 0 else hi
-        i = int(pc.index(idx, v).as_py())
-        raise ValueError(f"`{name}` is a dictionary array whose index {v} at position {i} "
-                         f"lies outside its dictionary of {size} values; it is not a valid "
-                         "array (pyarrow's `validate(full=True)` refuses it too).")
+    if lo_hi["min"].as_py() >= 0 and lo_hi["max"].as_py() < size:
+        return None  # one pass in the common case
+    bad = pc.or_(pc.less(idx, 0), pc.greater_equal(idx, size)).fill_null(False)
+    return int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
 
 
 def _from_arrow(x, name: str) -> Column:
@@ -293,7 +292,12 @@ def _from_arrow(x, name: str) -> Column:
         x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
     if pa.types.is_dictionary(x.type):
         idx = x.indices
-        _check_dictionary_indices(idx, len(x.dictionary), name)
+        i = first_index_outside(idx, len(x.dictionary))
+        if i is not None:
+            raise ValueError(f"`{name}` is a dictionary array whose index {idx[i].as_py()} at "
+                             f"position {i} lies outside its dictionary of "
+                             f"{len(x.dictionary)} values; it is not a valid array "
+                             "(pyarrow's `validate(full=True)` refuses it too).")
         if idx.null_count:
             # indices may be unsigned: widen before writing the -1 sentinel
             idx = idx.cast(pa.int64()).fill_null(-1)
