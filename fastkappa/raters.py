@@ -682,7 +682,7 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
     else:
         dense, idx, val = feats, np.empty((len(feats), 0), np.int32), np.empty((len(feats), 0))
     # many types: one Poisson table look-up per type instead of a binomial (the
-    # ~1.5 sqrt(n) top-up draws per replicate pay off from about 2 sqrt(n) types)
+    # ~sqrt(n) top-up draws per replicate pay off from about 2 sqrt(n) types)
     many = len(counts) >= POISSON_MIN_TYPES_PER_ROOT * math.sqrt(n_units)
     tables = poisson_tables(counts, n_units) if many and by_index is not True else None
     if by_index is None:

@@ -631,14 +631,21 @@ def binomial_draws(n, p, size, seed):
                     dtype=np.int64)
 
 
-def poisson_multinomial_draws(counts, n_rep, seed):
+def poisson_multinomial_draws(counts, n_rep, seed, margin=None):
     """``n_rep`` draws (n_rep, T) of the Poisson-and-top-up Multinomial(N, counts / N),
-    with the tables built as ``fastkappa.bootstrap`` builds them (one per cell)."""
+    with the tables built as ``fastkappa.bootstrap`` builds them (one per cell).
+
+    ``margin``: the Poisson means sum to ``N - margin sqrt(N)``; by default the
+    margin the package chooses (``fastkappa._core.units.poisson_margin``).
+    """
+    from fastkappa._core.units import poisson_margin
     from fastkappa._kernels import sampling
 
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    lam = counts * ((n - sampling._POISSON_MARGIN * math.sqrt(n)) / n)
+    if margin is None:
+        margin = poisson_margin(len(counts), n)
+    lam = counts * ((n - margin * math.sqrt(n)) / n)
     lo, ptr, prob, alias = sampling._poisson_tables(lam)
     cell_prob = np.empty(len(counts))
     cell_alias = np.empty(len(counts), dtype=np.int64)

@@ -174,13 +174,16 @@ def test_many_classes_take_the_sparse_path_and_few_keep_the_dense_one():
     assert not fku.sparse_cells(_units(*_banded(500, 5), 5))
 
 
-def test_poisson_multinomial_draws_the_right_distribution():
+@pytest.mark.parametrize("margin", [None, 0.0, 1.5, 3.0])
+def test_poisson_multinomial_draws_the_right_distribution(margin):
     """Poisson variates topped up to N: every cell's mean and variance, and the
     variance of sums of many cells (n p (1 - p): twice that for unconditioned
-    Poisson counts at p = 1/2), match the multinomial."""
+    Poisson counts at p = 1/2), match the multinomial, whatever the margin
+    (None: the one the package picks; 0: half the draws are repeated; 3: a
+    large top-up)."""
     counts = np.array([5000, 300, 150, 50, 7, 1, 1, 2, 900, 40] * 30, dtype=np.int64)
     n, reps = int(counts.sum()), 20_000
-    out = naive.poisson_multinomial_draws(counts, reps, 5)
+    out = naive.poisson_multinomial_draws(counts, reps, 5, margin)
     assert np.all(out.sum(axis=1) == n) and out.min() >= 0
     prob = counts / n
     z = (out.mean(axis=0) - n * prob) / np.sqrt(n * prob * (1 - prob) / reps)
@@ -191,6 +194,23 @@ def test_poisson_multinomial_draws_the_right_distribution():
         pa = prob[sel].sum()
         assert out[:, sel].sum(axis=1).var(ddof=1) / (n * pa * (1 - pa)) == pytest.approx(
             1.0, abs=5 * np.sqrt(2 / reps))
+
+
+def test_poisson_margin_minimises_the_expected_reads():
+    """The margin trades repeated Poisson draws against top-up rows: few cells
+    want a small margin, many cells a large one, and the choice beats the
+    fixed 1.5 of earlier releases in the cost model it minimises."""
+    def reads(cells, n, m):
+        phi, cdf = stats.norm.pdf(m), stats.norm.cdf(m)
+        return cells / cdf + np.sqrt(n) * (m + phi / cdf)
+
+    for cells, n in ((494, 10**6), (4994, 10**6), (300, 10**5), (30_000, 10**8)):
+        m = fku.poisson_margin(cells, n)
+        assert 0.0 <= m <= 3.0
+        grid = np.linspace(0, 3, 3001)
+        assert reads(cells, n, m) <= reads(cells, n, grid).min() * 1.001
+        assert reads(cells, n, m) <= reads(cells, n, 1.5)
+    assert fku.poisson_margin(494, 10**6) < 1.0 < fku.poisson_margin(4994, 10**6)
 
 
 def _alias_masses(prob, alias):

@@ -53,7 +53,7 @@ DENSE_CELLS_MAX = 1 << 16
 SPARSE_MIN_CLASSES = 16
 
 #: the sparse path draws cells as Poisson variates topped up to N (one uniform and
-#: one alias-table read per cell, plus 1.5 sqrt(N) top-up draws) when the cells
+#: one alias-table read per cell, plus about sqrt(N) top-up draws) when the cells
 #: outnumber sqrt(N) / 4 (a binomial costs ~5 uniforms) and their alias tables stay
 #: below this many entries; else one fast binomial per cell
 POISSON_TABLE_MAX = 1 << 20
@@ -111,7 +111,7 @@ PARALLEL_MIN_RATINGS = 1 << 21
 RATERS_TYPES_PER_UNIT_MAX = 0.4
 
 #: draw the multinomial over types from Poisson tables (one look-up per type plus
-#: ~1.5 sqrt(n) top-up draws) from this many types per sqrt(units) on; below it
+#: ~sqrt(n) top-up draws) from this many types per sqrt(units) on; below it
 #: one binomial per type is cheaper (measured: 7,775 Conger row types at 1e6
 #: items halved; 251 count types at 1e6 items doubled)
 POISSON_MIN_TYPES_PER_ROOT = 2.0

@@ -432,19 +432,47 @@ def _poisson_tables(units: Units):
     return poisson_tables(units.type_counts, units.n_units)
 
 
+#: the margins :func:`poisson_margin` chooses from (in units of sqrt(N))
+_MARGIN_GRID = np.linspace(0.0, 3.0, 301)
+_NORMAL_CDF = 0.5 * (1.0 + np.array([math.erf(m / math.sqrt(2.0)) for m in _MARGIN_GRID]))
+_NORMAL_PDF = np.exp(-0.5 * _MARGIN_GRID ** 2) / math.sqrt(2.0 * math.pi)
+
+
+def poisson_margin(n_cells: int, n: int) -> float:
+    """The margin ``m`` (in units of sqrt(n)) that makes the Poisson-and-top-up
+    draw over ``n_cells`` cells cheapest: the Poisson means sum to
+    ``n - m sqrt(n)``.
+
+    Any margin gives the same exact multinomial; it only sets the cost.  The
+    Poisson total is about Normal(n - m sqrt(n), n): it exceeds ``n``, and the
+    ``n_cells`` variates are drawn again, with probability ``1 - Phi(m)``, and
+    an accepted draw is topped up by ``sqrt(n) (m + phi(m) / Phi(m))`` single
+    rows on average.  Each variate and each top-up row is one alias-table read,
+    so the expected number of reads ``n_cells / Phi(m) + sqrt(n) (m + phi(m) /
+    Phi(m))`` is minimised over a grid of ``m`` in [0, 3]: about 0.4 for 500
+    cells at n = 10^6 (1.26x fewer reads than m = 1.5), about 1.5 for 5,000.
+    """
+    cost = (n_cells / _NORMAL_CDF
+            + math.sqrt(n) * (_MARGIN_GRID + _NORMAL_PDF / _NORMAL_CDF))
+    return float(_MARGIN_GRID[int(np.argmin(cost))])
+
+
 def poisson_tables(counts: np.ndarray, n: int):
     """The Poisson-and-top-up alias tables of a multinomial over ``counts`` (summing
     to ``n``), or None when binomials are cheaper (fewer cells than sqrt(N) / 4) or
     the tables would not stay in cache.
 
-    Poisson means sum to ``N - 1.5 sqrt(N)``: the total exceeds N (and the draw
-    is repeated) about 7% of the time, and about ``1.5 sqrt(N)`` rows top it up.
+    Poisson means sum to ``N - m sqrt(N)``, with the margin ``m`` of
+    :func:`poisson_margin`: a draw whose total exceeds N is repeated, and the
+    rows it lacks are drawn one by one.
     Returns ``(tab_of, lo, ptr, prob, alias, cell_prob, cell_alias)``.
     """
     sampling = _sampling()
     root = math.sqrt(n)
-    margin = sampling._POISSON_MARGIN * root
-    if 4 * len(counts) <= root or n - margin <= 0:
+    if 4 * len(counts) <= root:
+        return None
+    margin = poisson_margin(len(counts), n) * root
+    if n - margin <= 0:
         return None
     # cells with equal counts share a table (a few hundred distinct counts at most
     # where a table is worth it), so the tables stay small and in cache

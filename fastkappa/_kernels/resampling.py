@@ -454,7 +454,8 @@ def _bootstrap_kappa_cells_poisson(tab_of, tables_lo, tables_ptr, prob, alias, c
     """:func:`_bootstrap_kappa_cells` with the Poisson-and-top-up multinomial
     (``_kernels.sampling``): (n_rep, M).
 
-    About 1.07 uniforms per cell plus ``1.5 sqrt(N)`` top-up draws per replicate;
+    One uniform per cell (more when a draw is repeated) plus about ``sqrt(N)``
+    top-up draws per replicate (:func:`fastkappa._core.units.poisson_margin`);
     the alias tables (:func:`_kernels.sampling._poisson_tables`) are shared, read-only.
     """
     out = np.empty((n_rep, cell_p.shape[1]), dtype=np.float64)

@@ -203,19 +203,19 @@ def _draw_multinomial_fast(counts, total, n, out, state):
 # A multinomial over T cells needs T conditional binomials, one after another.
 # When the cells are many, a cheaper exact draw exists: independent
 # X_t ~ Poisson(lam_t) with lam_t proportional to the cell counts are, given
-# their sum S, Multinomial(S, c / N).  With sum(lam) = N - 1.5 sqrt(N), S <= N
-# in 93% of draws (else the draw is repeated, which keeps the conditional law),
-# and N - S more rows drawn one by one from c / N complete a Multinomial(N,
-# c / N) exactly.  Each lam_t is the same in every replicate, so each Poisson
+# their sum S, Multinomial(S, c / N).  With sum(lam) = N - m sqrt(N), S <= N
+# with probability about Phi(m) (else the draw is repeated, which keeps the
+# conditional law), and N - S more rows drawn one by one from c / N complete
+# a Multinomial(N, c / N) exactly, for any margin m.  The margin only sets the
+# cost: T / Phi(m) Poisson variates plus about sqrt(N) (m + phi(m) / Phi(m))
+# top-up rows; :func:`fastkappa._core.units.poisson_margin` picks the m that
+# minimises it.  Each lam_t is the same in every replicate, so each Poisson
 # (and each top-up row) is one uniform read through a Walker alias table: an
 # index and a comparison, no search and no branch to mispredict.
 
 #: Poisson tables span lam +- (_POISSON_SPAN * sqrt(lam) + _POISSON_SPAN): the mass
 #: left out is far below the resolution of a double-precision uniform
 _POISSON_SPAN = 10.0
-#: Poisson means sum to N - _POISSON_MARGIN * sqrt(N): a draw is repeated with
-#: probability about P(Z > margin), and about margin * sqrt(N) rows top it up
-_POISSON_MARGIN = 1.5
 
 
 @jit()
