@@ -79,6 +79,33 @@ def _rows(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torc
     return input.reshape(-1, c), target.reshape(-1).to(device=input.device, dtype=torch.long)
 
 
+def _check_probabilities(p: torch.Tensor, input_dtype: torch.dtype) -> None:
+    """``from_logits=False``: every row of ``p`` (M, C) holds probabilities, in
+    [0, 1] and summing to 1 up to the input's rounding.
+
+    Rows holding NaN or inf are left to the loss's own warning about them.  One
+    device sync, as the other checks of a batch.
+    """
+    c = p.shape[1]
+    tol = max(1e-3, 4 * c * torch.finfo(input_dtype).eps)
+    with torch.no_grad():
+        finite = torch.isfinite(p).all(dim=1, keepdim=True)
+        q = torch.where(finite, p, torch.full_like(p, 1.0 / c))
+        dev = q.sum(dim=1) - 1.0
+        worst = dev.abs().argmax()
+        lo, hi, total = torch.stack([q.min(), q.max(), dev[worst] + 1.0]).tolist()
+    if lo < -tol or hi > 1.0 + tol:
+        raise ValueError(
+            f"`input` holds {lo if lo < -tol else hi:.4g}, which is not a probability, "
+            "with from_logits=False; pass logits with from_logits=True (the default), "
+            "or probabilities in [0, 1] whose rows along axis 1 sum to 1.")
+    if abs(total - 1.0) > tol:
+        raise ValueError(
+            f"with from_logits=False the rows of `input` along axis 1 must sum to 1 "
+            f"(probabilities); one sums to {total:.4g}. Pass logits with "
+            "from_logits=True (the default), or normalise the probabilities.")
+
+
 def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().numpy()
@@ -127,7 +154,8 @@ def kappa_loss(
         alone (the true one is infinite); ``'linear'`` has no such point.
     from_logits : bool, default True
         Apply a softmax over axis 1 first; False when ``input`` already holds
-        probabilities (rows summing to 1).
+        probabilities: values in [0, 1] whose rows along axis 1 sum to 1
+        (within 1e-3, or the input dtype's rounding), else ``ValueError``.
     n_classes : int, optional
         The number of classes, checked against ``C``.
 
@@ -180,6 +208,8 @@ def kappa_loss(
     dtype = _compute_dtype(scores)
     with torch.autocast(device_type=scores.device.type, enabled=False):
         s = scores.to(dtype)
+        if not from_logits:
+            _check_probabilities(s, scores.dtype)
         p = torch.softmax(s, dim=1) if from_logits else s
         w = _weight_tensor(weights, c, dtype, p.device)
         rows = torch.bincount(y, minlength=c).to(dtype)  # r_k

@@ -284,3 +284,32 @@ def test_missing_torch_names_the_extra():
             "try:\n    import fastkappa.torch\nexcept ImportError as e:\n"
             "    assert 'fastkappa[torch]' in str(e), e\nelse:\n    raise SystemExit(1)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (torch.tensor([[2.0, -0.5, -0.5], [0.2, 0.3, 0.5]]), "not a probability"),
+    (torch.tensor([[0.2, 0.9, 0.3], [0.2, 0.3, 0.5]]), "one sums to 1.4"),
+    (torch.tensor([[0.5, 0.5, 0.5], [0.2, 0.3, 0.5]]), "one sums to 1.5"),
+])
+def test_probabilities_that_are_not_say_so(bad, match):
+    # logits passed with from_logits=False gave a finite, meaningless loss before
+    target = torch.tensor([0, 2])
+    with pytest.raises(ValueError, match=match):
+        fkt.kappa_loss(bad, target, from_logits=False)
+    with pytest.raises(ValueError, match="from_logits=True"):
+        fkt.KappaLoss(from_logits=False)(bad, target)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_probabilities_in_any_float_dtype_pass(dtype):
+    # softmax output rounded to the input dtype (rows off 1 by that rounding) is
+    # accepted, and scores the same as the logits it came from
+    logits = torch.randn(64, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    target = torch.arange(64) % 7
+    p = torch.softmax(logits, dim=1).to(dtype)
+    loss = fkt.kappa_loss(p, target, from_logits=False)
+    ref = fkt.kappa_loss(logits, target)
+    assert loss.item() == pytest.approx(ref.item(), abs=0.05 if dtype.itemsize == 2 else 1e-5)
+    # an image of probabilities (N, C, H, W): rows along axis 1
+    img = torch.softmax(torch.randn(2, 4, 3, 3), dim=1)
+    fkt.kappa_loss(img, torch.randint(0, 4, (2, 3, 3)), from_logits=False)
