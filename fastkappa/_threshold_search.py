@@ -248,6 +248,17 @@ class _Solution:
     v: np.ndarray
 
 
+def _merge_blocks(kern, s_part, offsets, sw_part, w, merge: bool):
+    """The kernel's K-way merge into cost blocks (``_kernels.thresholds``):
+    ``(g, h, lo, hi, r, n_distinct)``, the per-block arrays cut to the blocks."""
+    out = kern._merge_scratch(offsets, w.shape[0], len(s_part))
+    nb, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, w, merge, *out)
+    if nb < 0:
+        raise RuntimeError("internal error: the merge kernel's arrays have the wrong shape")
+    g, h, lo, hi, r = out[:5]
+    return g[:nb], h[:nb], lo[:nb], hi[:nb], r, n_distinct
+
+
 def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
            where: str = "") -> _Solution:
     kern = _kernels()
@@ -257,13 +268,13 @@ def _solve(prep: _Prepared, prob: _Problem, keep: np.ndarray | None = None,
         offsets = np.concatenate(([0], np.cumsum(keep)))[offsets]
         s_part = s_part[keep]
         sw_part = sw_part[keep] if len(sw_part) else sw_part
-    g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w, True)
+    g, h, lo, hi, r, n_distinct = _merge_blocks(kern, s_part, offsets, sw_part, prob.w, True)
     cap = _gap_steps(lo, hi, k)
     if np.any(cap < k - 1):
         # scores a few floats apart limit the class step between them; a run merged
         # into one block may then need a step inside it: one block per score
-        g, h, lo, hi, r, n_distinct = kern._merge_blocks(s_part, offsets, sw_part, prob.w,
-                                                         False)
+        g, h, lo, hi, r, n_distinct = _merge_blocks(kern, s_part, offsets, sw_part, prob.w,
+                                                    False)
         cap = _gap_steps(lo, hi, k)
     present = np.flatnonzero(r > 0)
     if len(present) < 2:

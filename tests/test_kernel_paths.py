@@ -366,3 +366,37 @@ def test_block_generator_draws_have_their_moments():
     assert np.all(multi.sum(axis=1) == counts.sum())
     share = multi.mean(axis=0) / counts.sum()
     np.testing.assert_allclose(share, counts / counts.sum(), atol=0.05)
+
+
+def test_threshold_merge_fills_the_callers_arrays_and_refuses_short_ones(rng):
+    """The threshold merge writes into arrays from ``_merge_scratch``: one block per
+    distinct score without merging, class totals and block weights that add up to
+    the rows, and (-1, -1) with nothing read for arrays of the wrong shape."""
+    from fastkappa._kernels import thresholds as tk
+
+    t = rng.integers(0, K, 300)
+    s = np.round(t + rng.normal(0, 0.7, 300), 1)
+    order = np.lexsort((s, t))
+    s_part = s[order]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(t, minlength=K)))).astype(np.int64)
+    w = fk.weight_matrix(K, "quadratic")
+    no_sw = np.empty(0)
+    out = tk._merge_scratch(offsets, K, len(s_part))
+    nb, n_distinct = tk._merge_blocks(s_part, offsets, no_sw, w, False, *out)
+    g, h, lo, hi, r = out[:5]
+    assert nb == n_distinct == len(np.unique(s))
+    np.testing.assert_array_equal(lo[:nb], np.unique(s))
+    np.testing.assert_array_equal(hi[:nb], np.unique(s))
+    np.testing.assert_array_equal(r, np.bincount(t, minlength=K))
+    assert h[:nb].sum() == len(s)
+    # each block's cost row: sum over its rows of w[t, :]
+    want = np.array([w[t[s == v]].sum(axis=0) for v in np.unique(s)])
+    np.testing.assert_allclose(g[:nb], want, rtol=0, atol=1e-9)
+    merged = tk._merge_scratch(offsets, K, len(s_part))
+    nb_m, nd_m = tk._merge_blocks(s_part, offsets, no_sw, w, True, *merged)
+    assert nd_m == n_distinct and 0 < nb_m <= nb
+    np.testing.assert_allclose(merged[0][:nb_m].sum(axis=0), g[:nb].sum(axis=0), atol=1e-9)
+    for i in range(10):  # any array too short: refused before anything is read
+        short = list(tk._merge_scratch(offsets, K, len(s_part)))
+        short[i] = short[i][:-1]
+        assert tuple(tk._merge_blocks(s_part, offsets, no_sw, w, True, *short)) == (-1, -1)

@@ -38,8 +38,24 @@ import numpy as np
 from ._jit import jit
 
 
+def _merge_scratch(offsets, k: int, n: int):
+    """The outputs and scratch of :func:`_merge_blocks` for ``n`` rows and ``k``
+    classes: ``(g, h, lo, hi, r, pos, end, head, cls, wts)``.
+
+    Allocated by the caller, so that a fresh process compiles no array
+    allocation with the kernel (about 0.2 s of the first call).  ``pos`` and
+    ``end`` start at each class segment's bounds.
+    """
+    return (np.empty((n, k), dtype=np.float64), np.empty(n, dtype=np.float64),
+            np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64),
+            np.empty(k, dtype=np.float64), offsets[:-1].astype(np.int64),
+            offsets[1:].astype(np.int64), np.empty(k, dtype=np.float64),
+            np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64))
+
+
 @jit()
-def _merge_blocks(s_part, offsets, sw_part, w, merge):
+def _merge_blocks(s_part, offsets, sw_part, w, merge, g, h, lo, hi, r, pos, end, head, cls,
+                  wts):
     """K-way merge of the sorted class segments into cost blocks.
 
     ``merge`` False: every distinct score is a block of its own (the search
@@ -47,10 +63,13 @@ def _merge_blocks(s_part, offsets, sw_part, w, merge):
     ``fastkappa._threshold_search._gap_steps``).
 
     ``sw_part`` holds the sample weights in ``s_part`` order (empty: all 1).
-    Returns ``(g, h, lo, hi, r, n_distinct)``: per block the (K,) cost row
-    ``g[b, j] = sum sw * w[t, j]``, the weight ``h[b]``, the first and the
-    last distinct score ``lo[b]``, ``hi[b]``; the weighted y_true class
-    totals ``r`` and the number of distinct scores kept.
+    Fills, per block, the (K,) cost row ``g[b, j] = sum sw * w[t, j]``, the
+    weight ``h[b]``, the first and the last distinct score ``lo[b]``,
+    ``hi[b]``, and the weighted y_true class totals ``r``; returns ``(nb,
+    n_distinct)``, the number of blocks and of distinct scores kept.
+    ``g, h, lo, hi, r`` and the scratch ``pos, end, head, cls, wts`` come from
+    :func:`_merge_scratch` (``pos``/``end`` are used up); arrays of other
+    shapes return ``(-1, -1)`` and nothing is read.
 
     When one segment's head is strictly below every other head, all its
     scores below the second smallest head belong to that class alone: they
@@ -58,22 +77,16 @@ def _merge_blocks(s_part, offsets, sw_part, w, merge):
     """
     n = s_part.shape[0]
     k = w.shape[0]
+    if (g.shape[0] < n or g.shape[1] != k or h.shape[0] < n or lo.shape[0] < n
+            or hi.shape[0] < n or r.shape[0] != k or pos.shape[0] != k
+            or end.shape[0] != k or head.shape[0] != k or cls.shape[0] != k
+            or wts.shape[0] != k or offsets.shape[0] != k + 1):
+        return -1, -1
     weighted = sw_part.shape[0] == n and n > 0
-    pos = offsets[:-1].copy()
-    end = offsets[1:].copy()
-    head = np.empty(k, dtype=np.float64)  # score at each segment's head, inf at its end
     for i in range(k):
         p = pos[i]
         head[i] = s_part[p] if p < end[i] else np.inf
-    g = np.empty((n, k), dtype=np.float64)
-    h = np.empty(n, dtype=np.float64)
-    lo = np.empty(n, dtype=np.float64)
-    hi = np.empty(n, dtype=np.float64)
-    r = np.empty(k, dtype=np.float64)  # (np.empty and a loop: np.zeros compiles more)
-    for i in range(k):
         r[i] = 0.0
-    cls = np.empty(k, dtype=np.int64)  # classes with weight at the current score
-    wts = np.empty(k, dtype=np.float64)
     nb = 0
     bclass = -1  # class of the open block: -1 no weight yet, -3 mixed, else pure
     n_distinct = 0
@@ -175,7 +188,7 @@ def _merge_blocks(s_part, offsets, sw_part, w, merge):
             ws = wts[c]
             for j in range(k):
                 g[b, j] += ws * w[i, j]
-    return g[:nb], h[:nb], lo[:nb], hi[:nb], r, n_distinct
+    return nb, n_distinct
 
 
 @jit()
