@@ -43,6 +43,7 @@ from ._core import weights as _weights
 from ._core.columns import CodesColumn, FloatColumn, MatrixColumn, as_column
 from ._core.dispatch import threshold_kernels
 from ._core.encode import encode_pair
+from ._core.encoding import rows_text
 from ._core.options import check_nan_policy, check_sample_weight
 from ._core.rows import expand_frequency, take_rows
 from ._core.shapes import flatten_labels
@@ -119,7 +120,7 @@ def _kept_rows(t_missing: np.ndarray | None, s: np.ndarray,
     if not (n_scores or n_labels):
         return None
     if nan_policy == "raise":
-        where = [f"`{name}` holds missing values (NaN/None) in {count} rows"
+        where = [f"`{name}` holds missing values (NaN/None) in {rows_text(count)}"
                  for name, count in (("y_true", n_labels), ("scores", n_scores)) if count]
         raise ValueError(f"{' and '.join(where)}; pass nan_policy='omit' to drop those rows.")
     if n_labels:

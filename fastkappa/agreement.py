@@ -22,6 +22,8 @@ Krippendorff's alpha uses pairable values only (items with two or more).
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import statistics
 import warnings
@@ -43,13 +45,26 @@ __all__ = ["Agreement", "AgreementRow", "agreement", "brennan_prediger", "conger
 _NORMAL = statistics.NormalDist()
 
 
-def _encode(ratings, keywords: dict, weighted: bool) -> RatingsTable:
-    allowed = {"item", "rater", "label", "counts", "labels", "n_classes", "missing"}
-    unknown = sorted(set(keywords) - allowed)
+_DATA_KEYWORDS = ("item", "rater", "label", "counts", "labels", "n_classes", "missing")
+
+
+def _encode(ratings, keywords: dict, weighted: bool, func=None) -> RatingsTable:
+    """Encode the ratings; a keyword that is neither a data keyword nor an option of
+    ``func`` (the public function called) is a ``TypeError`` naming the closest."""
+    unknown = sorted(set(keywords) - set(_DATA_KEYWORDS))
     if unknown:
+        options = ([p for p in inspect.signature(func).parameters
+                    if p not in ("ratings", "keywords")] if func is not None else [])
+        close = difflib.get_close_matches(unknown[0], [*options, *_DATA_KEYWORDS], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if not close and unknown[0] in inspect.signature(agreement).parameters:
+            hint = (f" ({unknown[0]!r} is an option of fastkappa.agreement, which gives "
+                    "standard errors and intervals)")
+        takes = (f"{func.__name__}() takes {', '.join(options)} and the data keywords "
+                 if options else "the data keywords are ")
         raise TypeError(
-            f"unexpected keyword argument {unknown[0]!r}; the data keywords are item, "
-            "rater, label, counts, labels, n_classes and missing.")
+            f"unexpected keyword argument {unknown[0]!r}{hint}; {takes}"
+            f"{', '.join(_DATA_KEYWORDS[:-1])} and {_DATA_KEYWORDS[-1]}.")
     return encode_ratings(ratings, weighted=weighted, **keywords)
 
 
@@ -97,9 +112,9 @@ def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
     weights = _norm_weights(weights)
     if name == "krippendorff_alpha":
         _r.check_level(level)
-        table = _encode(ratings, keywords, _level_weighted(level))
+        table = _encode(ratings, keywords, _level_weighted(level), globals()[name])
     else:
-        table = _encode(ratings, keywords, _is_weighted(weights))
+        table = _encode(ratings, keywords, _is_weighted(weights), globals()[name])
     _check_pairs(table)
     model = _r.build_model(table, (name,), weights, level, estimate_only=True)
     v = float(_r.values(model, model.total)[name][0])
@@ -423,7 +438,7 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     0.5724
     """
     weights = _norm_weights(weights)
-    table = _encode(ratings, keywords, _is_weighted(weights))
+    table = _encode(ratings, keywords, _is_weighted(weights), light_kappa)
     _check_pairs(table)
     _r.check_light_table(table)
     a = _r.agreement_weights(table.n_classes, weights)
@@ -531,7 +546,8 @@ def agreement(
         Any of ``'percent_agreement'``, ``'fleiss_kappa'``, ``'conger_kappa'``,
         ``'gwet_ac'``, ``'brennan_prediger'``, ``'krippendorff_alpha'``, and
         ``'light_kappa'`` (only when named). Default: the first six (without
-        Conger's kappa for ``counts=`` input).
+        Conger's kappa for ``counts=`` input and for a sparse long-format
+        panel, which carry no items x raters table).
     weights : None, 'linear', 'quadratic' or array_like of shape (K, K)
         Disagreement weights of the kappa family (Gwet's AC2 when given).
     level : {{'nominal', 'ordinal', 'interval', 'ratio'}} or (K, K) array, optional
@@ -604,7 +620,7 @@ def agreement(
     weights = _norm_weights(weights)
     if level is not None:
         _r.check_level(level)
-    table = _encode(ratings, keywords, _any_weighted(weights, level))
+    table = _encode(ratings, keywords, _any_weighted(weights, level), agreement)
     return agreement_from_table(table, coefficients, weights, level, method, cl, n_resamples,
                                 seq, clusters, population_size)
 

@@ -78,7 +78,7 @@ def agreement_by_category(
     from .agreement import _encode, agreement_from_table
 
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
-    table = _encode(ratings, keywords, False)
+    table = _encode(ratings, keywords, False, agreement_by_category)
     out = {}
     for k, cls in enumerate(table.classes):
         key = cls.item() if isinstance(cls, np.generic) else cls

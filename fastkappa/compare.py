@@ -296,8 +296,7 @@ def compare(
             warnings.warn(
                 f"kappa of model {names[m]!r} is undefined: the expected disagreement is "
                 "zero (y_true and the model use a single, identical class); its estimate, "
-                "interval and every pair with it are nan. Declare the full class scale "
-                "with `labels=` or `n_classes=` if classes are missing.",
+                "interval and every pair with it are nan.",
                 UndefinedKappaWarning, stacklevel=2)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             # an undefined kappa has nan influence values: no raw NumPy warning

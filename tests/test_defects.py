@@ -918,3 +918,46 @@ def test_kappa_without_a_table_keeps_its_digits_with_tiny_weights():
         assert fk.cohen_kappa(t, p, **kw) == pytest.approx(
             fk.cohen_kappa(t, p, n_classes=k, weights=wmat, sample_weight=[1.0, 2.0]),
             rel=1e-12, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- first messages
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda x: fk.agreement(x, methd="bca"),
+     r"'methd' \(did you mean 'method'\?\); agreement\(\) takes"),
+    (lambda x: fk.fleiss_kappa(x, weight="linear"), r"did you mean 'weights'\?.*fleiss_kappa\(\)"),
+    (lambda x: fk.krippendorff_alpha(x, levle="ordinal"), r"did you mean 'level'\?"),
+    (lambda x: fk.light_kappa(x, n_class=3), r"did you mean 'n_classes'\?"),
+    (lambda x: fk.gwet_ac(x, method="bca"), r"'method' is an option of fastkappa.agreement"),
+    (lambda x: fk.agreement_by_category(x, zzz=1), r"unexpected keyword argument 'zzz'; "
+                                                    r"agreement_by_category\(\) takes"),
+])
+def test_many_rater_keyword_typos_name_the_closest_keyword(call, match):
+    x = np.array([[1, 1, 2], [2, 2, 2], [1, 2, 1.0]])
+    with pytest.raises(TypeError, match=match):
+        call(x)
+
+
+def test_weight_and_label_refusals_say_what_is_wrong():
+    y, p = [0, 1, 2, 0, 1, 2, 0, 1], [0, 1, 2, 0, 1, 1, 0, 2]
+    with pytest.raises(ValueError, match=r"holds a negative weight \(-1\)\. Give a row weight 0"):
+        fk.cohen_kappa_score(y, p, sample_weight=[1, 1, 1, 1, 1, 1, 1, -1])
+    with pytest.raises(ValueError, match=r"holds 2 negative weights \(the first is -2\)"):
+        fk.cohen_kappa_score(y, p, sample_weight=[1, -2, 1, 1, 1, 1, 1, -1])
+    with pytest.raises(ValueError, match=r"holds a negative count \(-3\)"):
+        fk.kappa_ci(y, p, frequency_weight=[1, 1, 1, -3, 1, 1, 1, 1])
+    with pytest.raises(ValueError, match=r"`labels` must not repeat a class; 4 appears more"):
+        fk.cohen_kappa_score(y, p, labels=[0, 1, 2, 3, 4, 4])
+    with pytest.raises(ValueError, match=r"'b' appears more than once"):
+        fk.cohen_kappa(["a", "b"], ["b", "a"], labels=["a", "b", "b"])
+    with pytest.raises(ValueError, match=r"in 1 row; pass nan_policy='omit'"):
+        fk.optimize_thresholds(y, [0.1, 1, 2, np.nan, 1, 2, 0, 1])
+
+
+def test_undefined_kappa_does_not_advise_declaring_classes():
+    # both raters in one class: chance agreement is 1 whatever the declared scale
+    with pytest.warns(UndefinedKappaWarning) as rec:
+        assert math.isnan(fk.cohen_kappa([1, 1, 1], [1, 1, 1], n_classes=5))
+    text = str(rec[0].message)
+    assert "n_classes=" not in text and "does not change this" in text

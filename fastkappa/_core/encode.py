@@ -61,9 +61,12 @@ def check_labels(labels, n_classes):
     if len(arr) == 0:
         raise ValueError("`labels` must hold at least one class.")
     check_class_count(len(arr), "labels")
-    uniq = set(arr.tolist())
-    if len(uniq) != len(arr):
-        raise ValueError("`labels` must not repeat a class.")
+    seen = set()
+    for v in arr.tolist():
+        if v in seen:
+            raise ValueError(f"`labels` must not repeat a class; {v!r} appears more than "
+                             "once. List each class once, in scale order.")
+        seen.add(v)
     if kind == "str":
         arr = np.asarray(arr, dtype=object)
     return arr, kind

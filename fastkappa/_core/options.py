@@ -98,7 +98,14 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.isfinite(total) and not np.all(np.isfinite(w)):
         raise ValueError("`sample_weight` must be finite (it holds nan or inf).")
     if n and stats[:, 1].min() < 0:
-        raise ValueError("`sample_weight` must be non-negative (it holds negative weights).")
+        negative = w < 0
+        count = int(negative.sum())
+        first = w[int(np.argmax(negative))]
+        what = (f"a negative weight ({first:g})" if count == 1
+                else f"{count} negative weights (the first is {first:g})")
+        raise ValueError(
+            f"`sample_weight` must be non-negative; it holds {what}. "
+            "Give a row weight 0 to leave it out.")
     if not (n and stats[:, 2].max() > 0):
         raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
                          "positive weight.")
@@ -158,9 +165,14 @@ def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
                 f"`frequency_weight` must hold whole numbers; {_FW_HINT}. For fractional "
                 "weights pass `sample_weight` instead.")
     if n and v.min() < 0:
+        negative = v < 0
+        count = int(negative.sum())
+        first = v[int(np.argmax(negative))]
+        what = (f"a negative count ({first:g})" if count == 1
+                else f"{count} negative counts (the first is {first:g})")
         raise ValueError(
-            "`frequency_weight` must be non-negative (it holds negative counts); a row "
-            "with count 0 is dropped.")
+            f"`frequency_weight` must be non-negative; it holds {what}. A row with count "
+            "0 is dropped.")
     if n and float(v.max()) >= 2.0**63:
         raise ValueError(
             "`frequency_weight` holds a count at or beyond 2**63; counts must fit in int64.")

@@ -221,8 +221,9 @@ def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,
         warnings.warn(
             "kappa is undefined: the expected disagreement is zero (both raters use a "
             "single, identical class, or the data hold one class only); returning "
-            f"replace_undefined_by={replace_undefined_by!r}. Declare the full class "
-            "scale with `labels=` or `n_classes=` if classes are missing.",
+            f"replace_undefined_by={replace_undefined_by!r}. Declaring more classes "
+            "does not change this: chance agreement is 1 whenever every rating is in "
+            "one class.",
             UndefinedKappaWarning,
             stacklevel=stacklevel,
         )
