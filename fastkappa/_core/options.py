@@ -78,6 +78,15 @@ def _weight_column(x, name: str, what: str, fill: str, column=FloatColumn):
     return as_column(x, name)
 
 
+def _negatives(values: np.ndarray, noun: str) -> str:
+    """How many of ``values`` are negative, and the first: for an error message."""
+    negative = values < 0
+    count = int(negative.sum())
+    first = values[int(np.argmax(negative))]
+    return (f"a negative {noun} ({first:g})" if count == 1
+            else f"{count} negative {noun}s (the first is {first:g})")
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
@@ -98,13 +107,8 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if not np.isfinite(total) and not np.all(np.isfinite(w)):
         raise ValueError("`sample_weight` must be finite (it holds nan or inf).")
     if n and stats[:, 1].min() < 0:
-        negative = w < 0
-        count = int(negative.sum())
-        first = w[int(np.argmax(negative))]
-        what = (f"a negative weight ({first:g})" if count == 1
-                else f"{count} negative weights (the first is {first:g})")
         raise ValueError(
-            f"`sample_weight` must be non-negative; it holds {what}. "
+            f"`sample_weight` must be non-negative; it holds {_negatives(w, 'weight')}. "
             "Give a row weight 0 to leave it out.")
     if not (n and stats[:, 2].max() > 0):
         raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
@@ -165,14 +169,9 @@ def check_frequency_weight(frequency_weight, n: int, sample_weight=None, *,
                 f"`frequency_weight` must hold whole numbers; {_FW_HINT}. For fractional "
                 "weights pass `sample_weight` instead.")
     if n and v.min() < 0:
-        negative = v < 0
-        count = int(negative.sum())
-        first = v[int(np.argmax(negative))]
-        what = (f"a negative count ({first:g})" if count == 1
-                else f"{count} negative counts (the first is {first:g})")
         raise ValueError(
-            f"`frequency_weight` must be non-negative; it holds {what}. A row with count "
-            "0 is dropped.")
+            f"`frequency_weight` must be non-negative; it holds {_negatives(v, 'count')}. "
+            "A row with count 0 is dropped.")
     if n and float(v.max()) >= 2.0**63:
         raise ValueError(
             "`frequency_weight` holds a count at or beyond 2**63; counts must fit in int64.")
