@@ -349,6 +349,11 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
                            if nan_policy == "omit" else "")
                         + ("; an Arrow stream is read once, so pass a new one to each call"
                            if src.fmt == "arrow" else "") + ".")
+    if weight_kind == "sample_weight" and weight is not None and not acc.confusion.sum() > 0:
+        # batches (and threads' slices of them) may each hold only zero weights; the
+        # file as a whole may not
+        raise DataError(f"{src.name}: the weight column {weight!r} is zero on every scored "
+                        "row; at least one row needs a positive weight.")
     classes = acc.labels
     kappa = acc.compute()
     tables = _UnitTables(state, cells, classes) if cells is not None else None

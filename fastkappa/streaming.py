@@ -358,7 +358,7 @@ class CohenKappa:
         inputs = {"sample_weight": sample_weight, "frequency_weight": frequency_weight,
                   "ignore_index": ignore_index,
                   "nan_policy": nan_policy, "thresholds": thresholds,
-                  "weights": self._weights_spec}
+                  "weights": self._weights_spec, "stream": True}
         weighted = not _weights.is_unweighted(self._weights_spec)
         fresh = not self._fixed and not len(self._labels)
         from_data = getattr(self, "_scale_from_data", False)

@@ -247,3 +247,13 @@ def test_one_column_frames_and_empty_partitions():
     empty = ddf[ddf.g == "none"]
     with pytest.raises(ValueError, match="no row to score: every partition"):
         fkd.cohen_kappa(empty.t, empty.p)
+
+
+def test_a_partition_of_zero_weights_scores_as_in_memory(client, data):
+    # a partition whose rows all weigh 0 adds its classes and no weight
+    frame, _ = data
+    frame = frame.assign(w=np.where(np.arange(len(frame)) < len(frame) // 3, 0.0, frame.w))
+    ddf = dd.from_pandas(frame, npartitions=6)
+    got = fkd.cohen_kappa(ddf.t, ddf.p, sample_weight=ddf.w, weights="quadratic")
+    assert got == pytest.approx(fk.cohen_kappa(frame.t, frame.p, sample_weight=frame.w,
+                                               weights="quadratic"), rel=1e-12)

@@ -2,6 +2,7 @@
 
 import gzip
 
+import numba
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -190,3 +191,27 @@ def test_agreement_file_reads_arrow_streams():
             assert r.coefficient == w.coefficient
             assert r.estimate == pytest.approx(w.estimate, abs=1e-12)
             assert r.standard_error == pytest.approx(w.standard_error, abs=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sample_weights_zero_on_a_threads_slice_score_as_in_memory(tmp_path, threads):
+    """Rows of weight 0 first (a sorted file): each thread's slice of a batch is
+    scored on its own, and a slice of zero weights is no error."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    t, p = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    w = np.r_[np.zeros(500), rng.random(500)]
+    path = tmp_path / "w.csv"
+    path.write_text("t,p,w\n" + "".join(f"{a},{b},{float(c)!r}\n"
+                                         for a, b, c in zip(t, p, w, strict=True)))
+    zeros = tmp_path / "zeros.csv"
+    zeros.write_text("t,p,w\n" + "".join(f"{a},{b},0\n" for a, b in zip(t, p, strict=True)))
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        got = fk.files.score_file(str(path), true="t", pred="p", sample_weight="w")
+        with pytest.raises(fk.files.DataError, match=r"weight column 'w' is zero on every"):
+            fk.files.score_file(str(zeros), true="t", pred="p", sample_weight="w")
+    finally:
+        numba.set_num_threads(before)
+    assert got == pytest.approx(fk.cohen_kappa(t, p, sample_weight=w), rel=1e-12)

@@ -451,3 +451,29 @@ def test_weighted_stream_refuses_a_y_pred_categorical_of_another_order():
     with pytest.raises(ValueError, match=r"categories \['hi', 'mid', 'lo'\], but the stream"):
         acc.update(cat(["lo"]), cat(["hi"], scale[::-1]))
     assert acc.n_rows == 3
+
+
+def test_a_batch_of_zero_weights_is_an_update_not_an_error(rng):
+    """A batch whose rows all weigh 0 declares its classes and adds nothing, as
+    those rows do in one call; only a stream with no weight at all cannot be
+    scored.  (File scoring hands each thread a slice of a batch: a slice of zero
+    weights failed before, depending on the thread count.)"""
+    t, p = rng.integers(0, 4, 400), rng.integers(0, 4, 400)
+    w = np.r_[np.zeros(200), rng.random(200)]
+    acc = CohenKappa(weights="quadratic")
+    for lo in range(0, 400, 50):
+        acc.update(t[lo:lo + 50], p[lo:lo + 50], sample_weight=w[lo:lo + 50])
+    want = cohen_kappa_score(t, p, weights="quadratic", sample_weight=w)
+    assert acc.compute() == pytest.approx(want, rel=1e-12)
+    assert acc.compute() == pytest.approx(
+        fk.cohen_kappa(t, p, weights="quadratic", sample_weight=w), rel=1e-12)
+    # a zero-weight row still declares its class, as in one call
+    one = CohenKappa().update([0, 1, 1], [0, 1, 0], sample_weight=[1.0, 2, 1])
+    one.update([2], [1], sample_weight=[0.0])
+    assert one.labels.tolist() == [0, 1, 2]
+    assert one.compute() == fk.cohen_kappa([0, 1, 1, 2], [0, 1, 0, 1],
+                                           sample_weight=[1, 2, 1, 0])
+    with pytest.raises(ValueError, match="only zero-weight rows"):
+        CohenKappa().update([2], [1], sample_weight=[0.0]).compute()
+    with pytest.raises(ValueError, match="zero everywhere"):  # one call: still an error
+        fk.cohen_kappa([2], [1], sample_weight=[0.0])

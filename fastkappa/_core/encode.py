@@ -271,11 +271,13 @@ def column_length(col) -> int:
 def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=None,
                 frequency_weight=None, ignore_index=None, nan_policy="raise",
                 thresholds=None, weights=None, names=("y_true", "y_pred"),
-                defer_count: bool = False) -> EncodedPair:
+                defer_count: bool = False, stream: bool = False) -> EncodedPair:
     """Validate a pair of label vectors and fix their classes.
 
     See the module docstring; every public function with the input keywords
     calls this once and works from the returned :class:`EncodedPair`.
+    ``stream``: one batch of a stream, whose sample weights may all be zero
+    (the accumulator checks the total when it scores).
     ``frequency_weight`` rows with a zero count must have been dropped first
     (:func:`frequency_rows`): a row with count 0 is no row, not even a class.
     """
@@ -295,7 +297,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     if n == 0:
         raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
     fw = check_frequency_weight(frequency_weight, n, sample_weight)
-    sw = check_sample_weight(sample_weight, n)
+    sw = check_sample_weight(sample_weight, n, allow_zero=stream)
     ignore_index = check_ignore_index(ignore_index)
     declared, kind = check_labels(labels, n_classes)
     for col in (tcol, pcol):
@@ -393,7 +395,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         classes=classes, _wmat=wmat, weights_spec=weights, sample_weight=sw, n_input=n,
         frequency_weight=fw,
         t=tside, p=pside, nan_policy=nan_policy, names=(t_name, p_name),
-        compressible=compressible, has_ignore=ignore_index is not None)
+        compressible=compressible, has_ignore=ignore_index is not None, stream=stream)
     if compressible and not defer_count:
         enc._count()  # fixes the classes now, so callers never see provisional ones
         enc.finish_classes()

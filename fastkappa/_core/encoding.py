@@ -162,6 +162,7 @@ class EncodedPair:
     frequency_weight: np.ndarray | None = None
     compressible: bool = False  # classes are a provisional value range, trimmed after counting
     has_ignore: bool = False
+    stream: bool = False  # a stream's batch: its sample weights may all be zero
     _remap: np.ndarray | None = field(default=None, repr=False)
     _counts: np.ndarray | None = field(default=None, repr=False)
     _weighted: np.ndarray | None = field(default=None, repr=False)
@@ -224,7 +225,7 @@ class EncodedPair:
         self._validate_slots(table, k)
         core = core_table(table, k)
         if wtable is not None:
-            if not wtable[:k, :k].sum() > 0:
+            if not wtable[:k, :k].sum() > 0 and not self.stream:
                 raise ValueError(
                     "`sample_weight` is zero on every scored row; at least one row needs "
                     "a positive weight.")

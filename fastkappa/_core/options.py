@@ -87,7 +87,11 @@ def _negatives(values: np.ndarray, noun: str) -> str:
             else f"{count} negative {noun}s (the first is {first:g})")
 
 
-def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+def check_sample_weight(sample_weight, n: int, *, allow_zero: bool = False
+                        ) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of ``n`` finite, non-negative weights (or
+    None).  All zero is an error unless ``allow_zero`` (a streaming batch: the
+    stream's total is checked when it is scored)."""
     if sample_weight is None:
         return None
     col = _weight_column(sample_weight, "sample_weight", "weight", "give those rows no weight")
@@ -110,7 +114,7 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         raise ValueError(
             f"`sample_weight` must be non-negative; it holds {_negatives(w, 'weight')}. "
             "Give a row weight 0 to leave it out.")
-    if not (n and stats[:, 2].max() > 0):
+    if not (n and stats[:, 2].max() > 0) and not allow_zero:
         raise ValueError("`sample_weight` is zero everywhere; at least one row needs a "
                          "positive weight.")
     if not np.isfinite(total):
