@@ -501,8 +501,13 @@ def _from_counts(counts, labels, n_classes, weighted) -> RatingsTable:
         raise ValueError("`counts` must hold whole numbers (raters per item and class).")
     if c.size and c.min() < 0:
         raise ValueError("`counts` must be non-negative (raters per item and class).")
-    c = c.astype(np.int64)
     k = c.shape[1]
+    if c.size and float(c.max()) * k >= 2.0**62:
+        # int64 would wrap (uint64 or huge floats), or an item's total overflow
+        raise ValueError(
+            f"`counts` holds {c.max()}, too many raters for one item and class: an "
+            "item's total must stay below 2**62.")
+    c = c.astype(np.int64)
     if labels is None and n_classes is None:
         classes = np.arange(k, dtype=np.int64)
     else:

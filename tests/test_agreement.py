@@ -362,6 +362,10 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.fleiss_kappa([[None, None], [None, None]]), "every rating is missing"),
     (lambda: fk.fleiss_kappa(counts=[[1, -2]]), "non-negative"),
     (lambda: fk.fleiss_kappa(counts=[[1.5, 2]]), "whole numbers"),
+    # uint64 at 2**63 wrapped to negative int64 ("no item has two ratings" before)
+    (lambda: fk.fleiss_kappa(counts=np.array([[1, 2], [3, 0]], np.uint64) * np.uint64(2**62)),
+     r"too many raters .* below 2\*\*62"),
+    (lambda: fk.fleiss_kappa(counts=[[1e300, 2.0], [3.0, 0.0]]), "too many raters"),
     (lambda: fk.fleiss_kappa(counts=[[1, 2]], n_classes=3), "3 classes are declared"),
     (lambda: fk.fleiss_kappa([[1, 2.5], [1, 1]]),
      "non-integral .* Round or bin continuous ratings into classes first"),
