@@ -9,6 +9,7 @@ each is checked here on values inside and outside the table's range.
 from __future__ import annotations
 
 import threading
+from unittest import mock
 
 import naive
 import numpy as np
@@ -284,6 +285,67 @@ def test_counted_numpy_path_at_the_int64_extremes(dtype, off):
     np.testing.assert_array_equal(got, want)
 
 
+@settings(max_examples=60, deadline=None)
+@given(columns(), st.data())
+def test_cold_cache_numpy_count_matches_the_block(col, data):
+    """A fresh kernel cache counts serial inputs with NumPy: the same table as the
+    block, in either mode (plain range or LUT), for every dtype and range."""
+    t, off, lut, k = col
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    p = rng.permutation(t) if len(t) else t
+    s = k + 3
+    want = np.zeros((1, s * s), dtype=np.int64)
+    counting._count_block(t, off, lut, p, off, lut, s, False, want[0],
+                          *counting._block_scratch(s))
+    np.testing.assert_array_equal(counting._confusion_numpy(t, off, lut, p, off, lut, s),
+                                  want)
+    # the serial entry on the NumPy branch (as in a fresh cache), then on the block's
+    for cold in (True, False):
+        with mock.patch.object(counting, "_count_cold", lambda args, cold=cold: cold):
+            got = counting._accumulate_confusion_serial(t, off, lut, p, off, lut, s,
+                                                        is_plain_range(lut))
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+
+
+def test_cold_cache_counts_with_numpy_until_its_budget_is_spent(tmp_path):
+    """In a fresh process with an empty kernel cache, the first scores compile no
+    counting block (NumPy counts), agree with scikit-learn, and the block is
+    compiled once NumPy has spent its budget; then it is known ready."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import json, numpy as np
+import fastkappa as fk
+from fastkappa._kernels import counting
+from sklearn.metrics import cohen_kappa_score
+rng = np.random.default_rng(0)
+y = rng.integers(0, 5, 100_000); a = np.clip(y + rng.integers(-1, 2, 100_000), 0, 4)
+first = fk.cohen_kappa(y, a, weights="quadratic")
+ok = abs(first - cohen_kappa_score(y, a, weights="quadratic")) < 1e-12
+compiled_first = len(counting._count_block.overloads)
+counting.COLD_NUMPY_BUDGET = 0.0  # spent: the next two counts take the block
+fk.cohen_kappa(y, a); fk.cohen_kappa(y, a)
+second = fk.cohen_kappa(y, a, weights="quadratic")
+print(json.dumps({"ok": ok, "same": second == first, "compiled_first": compiled_first,
+                  "compiled_after": len(counting._count_block.overloads),
+                  "ready": len(counting._count_block_ready)}))
+"""
+    # the test session turns the cold paths off (conftest); this process has them
+    env = dict(os.environ, FASTKAPPA_CACHE_DIR=str(tmp_path), FASTKAPPA_COLD_SERIAL="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, timeout=600)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["ok"] and got["same"]
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return  # no compiled overloads to count
+    assert got["compiled_first"] == 0
+    assert got["compiled_after"] >= 1 and got["ready"] >= 1
+
+
 def test_weight_stats():
     w = np.array([0.5, 2.0, 0.0, 1.5, 3.0])
     got = counting._weight_stats_serial(w)[0]
@@ -331,3 +393,18 @@ def test_count_block_scratch():
         assert counting._count_block(t, off, lut, t, off, lut, s, False, acc, tables,
                                      buf[:-1]) == -1
         assert not acc.any()
+
+
+def test_warmup_and_the_environment_turn_the_numpy_stand_in_off(monkeypatch):
+    """``fastkappa warmup`` (through ``parallel_drivers``) compiles the block, and
+    ``FASTKAPPA_COLD_SERIAL=0`` keeps benchmarks on it: no NumPy stand-in then."""
+    from fastkappa._core import units
+    from fastkappa._kernels import _jit
+
+    monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")
+    assert _jit.cold_stand_ins()
+    with units.parallel_drivers():
+        assert not _jit.cold_stand_ins()
+    assert _jit.cold_stand_ins()
+    monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "0")
+    assert not _jit.cold_stand_ins()

@@ -514,7 +514,8 @@ def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 #: environment variable: ``0`` turns off the serial choice of a fresh kernel
-#: cache (:func:`run_driver`), for benchmarks and tests of the parallel drivers
+#: cache (:func:`run_driver`) and its NumPy stand-ins
+#: (``_kernels._jit.cold_stand_ins``), for benchmarks and tests of the kernels
 COLD_SERIAL_ENV = "FASTKAPPA_COLD_SERIAL"
 #: > 0 while :func:`parallel_drivers` is active (``fastkappa warmup``)
 _parallel_forced = 0
@@ -525,11 +526,15 @@ _cold_serial_runs: dict[int, tuple[int, float]] = {}
 @contextlib.contextmanager
 def parallel_drivers():
     """Within the block, :func:`run_driver` compiles and runs the parallel drivers
-    whenever the work is large enough for them (``fastkappa warmup`` caches them)."""
+    whenever the work is large enough for them, and no NumPy stand-in replaces a
+    kernel (``fastkappa warmup`` caches them all)."""
+    from .._kernels._jit import compile_kernels
+
     global _parallel_forced
     _parallel_forced += 1
     try:
-        yield
+        with compile_kernels():
+            yield
     finally:
         _parallel_forced -= 1
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import threading
 import types
 
@@ -74,6 +76,28 @@ def canonical_args(args: tuple, positions: tuple[int, ...]) -> tuple:
                 and a.size <= CANONICAL_MAX_SIZE):
             out[i] = a.astype(np.int64)
     return tuple(out)
+
+
+#: > 0 while every kernel a call reaches must be compiled (``fastkappa warmup``)
+_compile_forced = [0]
+
+
+@contextlib.contextmanager
+def compile_kernels():
+    """Within the block no NumPy stand-in replaces a kernel that is not compiled
+    yet (:func:`cold_stand_ins` is False): ``fastkappa warmup`` caches them all."""
+    _compile_forced[0] += 1
+    try:
+        yield
+    finally:
+        _compile_forced[0] -= 1
+
+
+def cold_stand_ins() -> bool:
+    """Whether a fresh kernel cache may run NumPy instead of compiling a kernel:
+    not within :func:`compile_kernels`, nor with ``FASTKAPPA_COLD_SERIAL=0``
+    (benchmarks and tests that time or check the compiled paths)."""
+    return not _compile_forced[0] and os.environ.get("FASTKAPPA_COLD_SERIAL", "1") != "0"
 
 
 def is_ready(kernel, args: tuple) -> bool:

@@ -15,10 +15,12 @@ results, float sums included, do not depend on the number of threads.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import prange
 
-from ._jit import canonical_args, jit
+from ._jit import canonical_args, cold_stand_ins, is_ready, jit
 
 
 @jit()
@@ -140,6 +142,37 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, n_chunks)
     return out
 
 
+#: seconds a process counts serial inputs with NumPy (:func:`_confusion_numpy`)
+#: while :func:`_count_block` is neither compiled nor in the kernel cache: the
+#: same table, without the 0.6-0.9 s the block costs a fresh process to compile
+#: (NumPy takes about 1 ms more at 1e5 rows), until such counts have taken this
+#: long; then the block is compiled after all, as repeated calls pay it back
+COLD_NUMPY_BUDGET = 0.5
+#: NumPy's seconds so far (the first count left out) and the label dtype pairs
+#: whose block is known to be compiled or cached
+_cold_numpy_spent = [0.0, 0]
+_count_block_ready: set = set()
+
+
+def _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s):
+    """:func:`_count_block` in NumPy: ``(1, s * s)`` int64, the same counts."""
+    cells = _slots_numpy(t, t_off, t_lut) * s + _slots_numpy(p, p_off, p_lut)
+    return np.bincount(cells, minlength=s * s).astype(np.int64).reshape(1, s * s)
+
+
+def _count_cold(args: tuple) -> bool:
+    """Whether to count ``args`` (those of :func:`_count_block`) with NumPy: the
+    block is not ready for their types and the NumPy budget is not spent."""
+    key = (args[0].dtype, args[3].dtype)
+    if (key in _count_block_ready or _cold_numpy_spent[0] > COLD_NUMPY_BUDGET
+            or not cold_stand_ins()):
+        return False
+    if is_ready(_count_block, args):
+        _count_block_ready.add(key)
+        return False
+    return True
+
+
 def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     """:func:`_accumulate_confusion` on one thread: ``(1, s * s)``.
 
@@ -147,13 +180,22 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     around it cost about half a second more to compile at the first call of
     every entry point (numba optimises the inlined block again), for no gain
     at run time.  Small integer label arrays are cast to int64 first, as
-    :func:`~fastkappa._kernels._jit.canonical_args` describes.
+    :func:`~fastkappa._kernels._jit.canonical_args` describes.  A fresh kernel
+    cache counts with NumPy instead, up to :data:`COLD_NUMPY_BUDGET`.
     """
     t, p = canonical_args((t, p), (0, 1))
     out = np.zeros((1, s * s), dtype=np.int64)
-    if _count_block(t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0],
-                    *_block_scratch(s)) != 0:
+    args = (t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0], *_block_scratch(s))
+    if _count_cold(args):
+        start = time.perf_counter()
+        table = _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
+        if _cold_numpy_spent[1]:
+            _cold_numpy_spent[0] += time.perf_counter() - start
+        _cold_numpy_spent[1] += 1
+        return table
+    if _count_block(*args) != 0:
         raise RuntimeError("internal error: the counting kernel's scratch is too short")
+    _count_block_ready.add((t.dtype, p.dtype))
     return out
 
 
