@@ -7,6 +7,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core.columns import CodesColumn, MatrixColumn, as_column
+from ._core.encoding import rows_text
 
 
 class Thresholds(np.ndarray):
@@ -117,11 +118,11 @@ def _numeric_iv(x, name: str, what: str, *, keep_nan: bool = False) -> np.ndarra
     n_nan = 0 if keep_nan else int(np.count_nonzero(np.isnan(values)))
     if n_nan:
         raise ValueError(
-            f"`{name}` holds NaN/None in {n_nan} rows; every row needs a finite value "
+            f"`{name}` holds NaN/None in {rows_text(n_nan)}; every row needs a finite value "
             "(drop or impute those rows first).")
     n_inf = int(np.count_nonzero(np.isinf(values)))
     if n_inf:
-        raise ValueError(f"`{name}` holds inf in {n_inf} rows; values must be finite.")
+        raise ValueError(f"`{name}` holds inf in {rows_text(n_inf)}; values must be finite.")
     return values
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._core.encoding import rows_text
 from ._install import install_hint
 from .metrics import cohen_kappa
 
@@ -145,7 +146,7 @@ def qwk_score(
     if pred.dtype.kind in "biuf":
         if pred.dtype.kind == "f" and np.isnan(pred).any():
             raise ValueError(
-                f"`y_pred` holds NaN in {int(np.isnan(pred).sum())} rows; the model's "
+                f"`y_pred` holds NaN in {rows_text(np.isnan(pred).sum())}; the model's "
                 "predictions must be finite to be turned into classes.")
         classes = _declared_classes(y_true, labels, n_classes)
         if thresholds is None:

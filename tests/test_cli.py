@@ -1157,8 +1157,12 @@ def test_main_messages_name_command_line_flags(tmp_path, capsys):
     path = tmp_path / "x.csv"
     path.write_text("t,p\n1,1\n1,1\n")
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
-    assert code == 0 and "--labels" in err and "labels=" not in err
-    assert "replace_undefined_by" not in err
+    assert code == 0 and "kappa is undefined" in err and "reporting nan" in err
+    assert "replace_undefined_by" not in err and "labels=" not in err
+    path.write_text("t,p\nmild,severe\nsevere,mild\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--weights",
+                        "quadratic"], capsys)
+    assert code == 1 and "Pass --labels in scale order" in err and "labels=" not in err
     path.write_text("t,p\n1,1\n2,2\n")
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--clusters", "t",
                         "--method", "bca", "--n-resamples", "50"], capsys)

@@ -556,7 +556,7 @@ def test_cohen_kappa_probabilities_with_string_truth():
 
 def test_cohen_kappa_probabilities_errors():
     probs = np.array([[0.1, 0.9, 0.0], [0.5, np.nan, 0.5], [0.2, 0.2, 0.6]])
-    with pytest.raises(ValueError, match=r"NaN inside 1 rows of probabilities"):
+    with pytest.raises(ValueError, match=r"NaN inside 1 row of probabilities"):
         fk.cohen_kappa([1, 0, 2], probs)
     with pytest.raises(ValueError, match=r"nan_policy does not apply inside a row"):
         fk.cohen_kappa([1, 0, 2], probs, nan_policy="omit")

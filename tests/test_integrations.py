@@ -106,7 +106,7 @@ def test_qwk_score_errors(graded):
         qwk_score(y, pred, labels=range(5), n_classes=5)
     with pytest.raises(ValueError, match="increasing numeric classes"):
         qwk_score([0, 1], [0.1, 0.9], labels=[1, 0])
-    with pytest.raises(ValueError, match="`y_pred` holds NaN in 1 rows"):
+    with pytest.raises(ValueError, match="`y_pred` holds NaN in 1 row;"):
         qwk_score([0, 1], [0.1, np.nan])
 
 

@@ -525,13 +525,13 @@ def test_threshold_optimizer_sklearn_protocol(rng):
 def test_optimize_thresholds_errors():
     t = np.array([0, 1, 2, 1])
     s = np.array([0.1, 0.5, 0.9, 0.4])
-    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 "
-                                         "rows; pass nan_policy='omit'"):
+    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 row; "
+                                         "pass nan_policy='omit'"):
         fk.optimize_thresholds(t, [0.1, np.nan, 0.9, 0.4])
-    with pytest.raises(ValueError, match="`scores` holds inf in 1 rows"):
+    with pytest.raises(ValueError, match="`scores` holds inf in 1 row;"):
         fk.optimize_thresholds(t, [0.1, np.inf, 0.9, 0.4])
-    with pytest.raises(ValueError, match=r"`y_true` holds missing values \(NaN/None\) in 1 "
-                                         "rows; pass nan_policy='omit'"):
+    with pytest.raises(ValueError, match=r"`y_true` holds missing values \(NaN/None\) in 1 row; "
+                                         "pass nan_policy='omit'"):
         fk.optimize_thresholds([0.0, 1.0, np.nan, 1.0], s)
     with pytest.raises(ValueError, match="`y_true` holds missing values"):
         fk.optimize_thresholds(["a", None, "b", "a"], s, labels=["a", "b"])
@@ -568,7 +568,7 @@ def test_apply_thresholds_errors():
         fk.apply_thresholds([0.1], [[0.5]])
     with pytest.raises(ValueError, match="numeric cut points"):
         fk.apply_thresholds([0.1], ["a"])
-    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 rows"):
+    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 row;"):
         fk.apply_thresholds([np.nan, 0.2], [0.5])
     with pytest.raises(ValueError, match="3 labels for 2 cut points; got 2"):
         fk.apply_thresholds([0.1], [0.5, 1.5], labels=["a", "b"])
@@ -577,8 +577,8 @@ def test_apply_thresholds_errors():
 def test_continuous_qwk_errors():
     with pytest.raises(ValueError, match="`y_true` must be numeric numbers; it holds strings"):
         fk.continuous_qwk(["a", "b"], [0.1, 0.2])
-    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 "
-                                         "rows; pass nan_policy='omit'"):
+    with pytest.raises(ValueError, match=r"`scores` holds missing values \(NaN/None\) in 1 row; "
+                                         "pass nan_policy='omit'"):
         fk.continuous_qwk([1, 2], [0.1, np.nan])
     with pytest.raises(ValueError, match="same length; got 2 and 1"):
         fk.continuous_qwk([1, 2], [0.1])

@@ -166,8 +166,8 @@ def test_continuous_qwk_omit_and_ignore_equal_filtering_first(rng, weighted):
 
 
 def test_continuous_qwk_row_errors():
-    with pytest.raises(ValueError, match=r"^`y_true` holds missing values \(NaN/None\) in 1 "
-                                         "rows; pass nan_policy='omit'"):
+    with pytest.raises(ValueError, match=r"^`y_true` holds missing values \(NaN/None\) in 1 row; "
+                                         "pass nan_policy='omit'"):
         fk.continuous_qwk([1.0, np.nan, 3.0], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="every row holds a missing value"):
         fk.continuous_qwk([1.0, np.nan], [np.nan, 0.2], nan_policy="omit")
@@ -184,14 +184,14 @@ def test_continuous_qwk_row_errors():
 def test_nan_policy_raise_counts_the_missing_rows():
     y = np.array([0.0, 1.0, np.nan, 1.0, 2.0])
     s = np.array([0.1, np.nan, 0.4, np.nan, 0.9])
-    with pytest.raises(ValueError, match=r"^`y_true` holds missing values \(NaN/None\) in 1 "
-                                         r"rows and `scores` holds missing values \(NaN/None\)"
+    with pytest.raises(ValueError, match=r"^`y_true` holds missing values \(NaN/None\) in 1 row "
+                                         r"and `scores` holds missing values \(NaN/None\)"
                                          r" in 2 rows; pass nan_policy='omit' to drop"):
         fk.optimize_thresholds(y, s)
     with pytest.raises(ValueError, match=r"^`scores` holds missing values \(NaN/None\) in 2 "
                                          "rows; pass nan_policy='omit'"):
         fk.ThresholdOptimizer().fit([0, 1, 2, 1, 2], s)
-    with pytest.raises(ValueError, match="`scores` holds inf in 1 rows"):
+    with pytest.raises(ValueError, match="`scores` holds inf in 1 row;"):
         fk.optimize_thresholds([0, 1, 2], [0.1, np.inf, np.nan], nan_policy="omit")
 
 
@@ -274,7 +274,7 @@ def test_optimizer_score_applies_the_row_options(rng):
     with pytest.raises(ValueError, match=r"`y` holds classes this optimizer was not fitted on"):
         strict.score([0.1, 0.5, 2.0], [0, 1, -1])
     # transform gives one label per score: a missing one stays an error
-    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 rows"):
+    with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 row;"):
         opt.transform([0.1, np.nan])
 
 

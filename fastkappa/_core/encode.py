@@ -14,7 +14,7 @@ from . import weights as _weights
 from .columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
 from .config import DIRECT_RANGE_MAX, LUT_RANGE_MAX, MAX_CLASSES
 from .dispatch import counting_kernels, minmax
-from .encoding import EncodedPair, Side, float_codes, int_lut
+from .encoding import EncodedPair, Side, float_codes, int_lut, rows_text
 from .options import (
     check_frequency_weight,
     check_ignore_index,
@@ -232,7 +232,7 @@ def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
         if m.dtype.kind == "f" and np.isnan(m).any():
             rows = int(np.isnan(m).any(axis=1).sum())
             raise ValueError(
-                f"`{name}` holds NaN inside {rows} rows of probabilities/logits; every "
+                f"`{name}` holds NaN inside {rows_text(rows)} of probabilities/logits; every "
                 "row needs K finite scores (nan_policy does not apply inside a row).")
         return np.argmax(m, axis=1).astype(np.int32)
     try:
