@@ -42,6 +42,9 @@ import sys
 import tempfile
 import time
 
+# time the kernels, not a fresh cache's NumPy stand-ins (see benchmarks/__init__.py)
+os.environ.setdefault("FASTKAPPA_COLD_SERIAL", "0")
+
 import numpy as np
 
 #: runs ``python -m fastkappa ARGS`` and prints its own peak RSS to stderr at exit:

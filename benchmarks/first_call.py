@@ -99,6 +99,7 @@ FLOOR = textwrap.dedent("""
 
 def run(code: str, cache: str, python: str = sys.executable, argv: tuple = ()) -> dict:
     env = dict(os.environ, FASTKAPPA_CACHE_DIR=cache, NUMBA_CACHE_DIR=cache)
+    env.pop("FASTKAPPA_COLD_SERIAL", None)  # a new user's defaults, stand-ins included
     out = subprocess.run([python, "-c", code + "\n" + FINISH, *argv], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
