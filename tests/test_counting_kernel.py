@@ -408,3 +408,21 @@ def test_warmup_and_the_environment_turn_the_numpy_stand_in_off(monkeypatch):
     assert _jit.cold_stand_ins()
     monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "0")
     assert not _jit.cold_stand_ins()
+
+
+def test_numpy_stand_in_only_below_the_parallel_threshold(monkeypatch):
+    """The stand-in's temporaries are O(rows): a serial count of more rows (a
+    large table keeps one block) takes the block, whatever the cache holds."""
+    from fastkappa._core.config import PARALLEL_MIN_ROWS
+
+    assert counting.COLD_NUMPY_MAX_ROWS <= PARALLEL_MIN_ROWS
+    monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")
+    monkeypatch.setattr(counting, "_count_block_ready", set())
+    monkeypatch.setattr(counting, "is_ready", lambda kernel, args: False)
+    monkeypatch.setattr(counting, "_cold_numpy_spent", [0.0, 0])
+    off, lut = int_lut(0, 4, np.arange(5), 5)
+    for n, cold in ((1000, True), (counting.COLD_NUMPY_MAX_ROWS, False)):
+        t = np.zeros(n, dtype=np.int64)
+        args = (t, off, lut, t, off, lut, 8, True, np.zeros(64, np.int64),
+                *counting._block_scratch(8))
+        assert counting._count_cold(args) is cold

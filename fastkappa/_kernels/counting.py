@@ -148,6 +148,9 @@ def _accumulate_confusion(t, t_off, t_lut, p, p_off, p_lut, s, direct, n_chunks)
 #: (NumPy takes about 1 ms more at 1e5 rows), until such counts have taken this
 #: long; then the block is compiled after all, as repeated calls pay it back
 COLD_NUMPY_BUDGET = 0.5
+#: ... and only inputs below this many rows (the parallel threshold): NumPy's
+#: temporaries are O(rows), which larger inputs must not pay
+COLD_NUMPY_MAX_ROWS = 1 << 18
 #: NumPy's seconds so far (the first count left out) and the label dtype pairs
 #: whose block is known to be compiled or cached
 _cold_numpy_spent = [0.0, 0]
@@ -164,8 +167,8 @@ def _count_cold(args: tuple) -> bool:
     """Whether to count ``args`` (those of :func:`_count_block`) with NumPy: the
     block is not ready for their types and the NumPy budget is not spent."""
     key = (args[0].dtype, args[3].dtype)
-    if (key in _count_block_ready or _cold_numpy_spent[0] > COLD_NUMPY_BUDGET
-            or not cold_stand_ins()):
+    if (args[0].shape[0] >= COLD_NUMPY_MAX_ROWS or key in _count_block_ready
+            or _cold_numpy_spent[0] > COLD_NUMPY_BUDGET or not cold_stand_ins()):
         return False
     if is_ready(_count_block, args):
         _count_block_ready.add(key)
