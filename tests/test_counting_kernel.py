@@ -326,12 +326,12 @@ rng = np.random.default_rng(0)
 y = rng.integers(0, 5, 100_000); a = np.clip(y + rng.integers(-1, 2, 100_000), 0, 4)
 first = fk.cohen_kappa(y, a, weights="quadratic")
 ok = abs(first - cohen_kappa_score(y, a, weights="quadratic")) < 1e-12
-compiled_first = len(counting._count_block.overloads)
+compiled_first = len(getattr(counting._count_block, "overloads", ()))  # none without JIT
 counting.COLD_NUMPY_BUDGET = 0.0  # spent: the next two counts take the block
 fk.cohen_kappa(y, a); fk.cohen_kappa(y, a)
 second = fk.cohen_kappa(y, a, weights="quadratic")
 print(json.dumps({"ok": ok, "same": second == first, "compiled_first": compiled_first,
-                  "compiled_after": len(counting._count_block.overloads),
+                  "compiled_after": len(getattr(counting._count_block, "overloads", ())),
                   "ready": len(counting._count_block_ready)}))
 """
     # the test session turns the cold paths off (conftest); this process has them
