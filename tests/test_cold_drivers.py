@@ -22,7 +22,7 @@ import time
 import numpy as np
 import pytest
 
-from fastkappa._core import units
+from fastkappa._core import config, units
 from fastkappa._core.config import COLD_SERIAL_MAX_DRAWS, SERIAL_MAX_DRAWS
 
 SCRIPT = textwrap.dedent("""
@@ -50,7 +50,7 @@ SCRIPT = textwrap.dedent("""
 
 def _run(mode: str, cache) -> dict:
     env = dict(os.environ, FASTKAPPA_CACHE_DIR=str(cache))
-    env.pop(units.COLD_SERIAL_ENV, None)  # the tests' conftest turns the choice off
+    env.pop(config.COLD_SERIAL_ENV, None)  # the tests' conftest turns the choice off
     proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -91,7 +91,7 @@ def test_is_ready_reads_the_process_and_the_cache():
 @pytest.mark.parametrize("env, forced, want", [("1", False, "serial"), ("0", False, "parallel"),
                                                ("1", True, "parallel")])
 def test_run_driver_choice(monkeypatch, env, forced, want):
-    monkeypatch.setenv(units.COLD_SERIAL_ENV, env)
+    monkeypatch.setenv(config.COLD_SERIAL_ENV, env)
     monkeypatch.setattr("fastkappa._kernels._jit.is_ready", lambda kernel, args: False)
     ran = []
     par, ser = (lambda *a: ran.append("parallel")), (lambda *a: ran.append("serial"))
@@ -109,7 +109,7 @@ def test_serial_runs_stop_once_they_cost_what_compiling_saved(monkeypatch):
     """A process that keeps running a driver's serial twin compiles the parallel
     driver once those runs (the first one, which compiles, left out) have taken
     ``COLD_SERIAL_BUDGET`` seconds."""
-    monkeypatch.setenv(units.COLD_SERIAL_ENV, "1")
+    monkeypatch.setenv(config.COLD_SERIAL_ENV, "1")
     monkeypatch.setattr("fastkappa._kernels._jit.is_ready", lambda kernel, args: False)
     monkeypatch.setattr(units, "COLD_SERIAL_BUDGET", 0.05)
     monkeypatch.setattr(units, "_cold_serial_runs", {})

@@ -43,6 +43,10 @@ COLD_SERIAL_MAX_DRAWS = 20_000_000
 #: before it compiles the parallel driver after all: about the extra compile
 #: time it saved, so repeated calls never lose more than they gained
 COLD_SERIAL_BUDGET = 1.0
+#: environment variable: ``0`` turns off what a fresh kernel cache does instead
+#: of compiling (the serial drivers above, NumPy counts; see
+#: ``_kernels._jit.cold_stand_ins``), for benchmarks and tests of the kernels
+COLD_SERIAL_ENV = "FASTKAPPA_COLD_SERIAL"
 
 #: above this many K*K cells, joint cells are numbered by occupancy, not densely
 DENSE_CELLS_MAX = 1 << 16

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -513,12 +512,6 @@ def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return est, joint
 
 
-#: environment variable: ``0`` turns off the serial choice of a fresh kernel
-#: cache (:func:`run_driver`) and its NumPy stand-ins
-#: (``_kernels._jit.cold_stand_ins``), for benchmarks and tests of the kernels
-COLD_SERIAL_ENV = "FASTKAPPA_COLD_SERIAL"
-#: > 0 while :func:`parallel_drivers` is active (``fastkappa warmup``)
-_parallel_forced = 0
 #: per parallel driver: (serial runs so far, their seconds after the first run)
 _cold_serial_runs: dict[int, tuple[int, float]] = {}
 
@@ -530,13 +523,8 @@ def parallel_drivers():
     kernel (``fastkappa warmup`` caches them all)."""
     from .._kernels._jit import compile_kernels
 
-    global _parallel_forced
-    _parallel_forced += 1
-    try:
-        with compile_kernels():
-            yield
-    finally:
-        _parallel_forced -= 1
+    with compile_kernels():
+        yield
 
 
 def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
@@ -559,10 +547,10 @@ def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
     """
     if work <= SERIAL_MAX_DRAWS:
         return serial(*args)
-    if (work > COLD_SERIAL_MAX_DRAWS or _parallel_forced
-            or os.environ.get(COLD_SERIAL_ENV, "1") == "0"):
+    from .._kernels._jit import cold_stand_ins, is_ready
+
+    if work > COLD_SERIAL_MAX_DRAWS or not cold_stand_ins():
         return parallel(*args)
-    from .._kernels._jit import is_ready
 
     runs, spent = _cold_serial_runs.get(id(parallel), (0, 0.0))
     if spent > COLD_SERIAL_BUDGET or is_ready(parallel, args):

@@ -11,6 +11,7 @@ import types
 import numba
 import numpy as np
 
+from .._core.config import COLD_SERIAL_ENV
 from . import _cache
 
 #: serialises parallel kernels while the threading layer may not be thread-safe
@@ -94,10 +95,11 @@ def compile_kernels():
 
 
 def cold_stand_ins() -> bool:
-    """Whether a fresh kernel cache may run NumPy instead of compiling a kernel:
-    not within :func:`compile_kernels`, nor with ``FASTKAPPA_COLD_SERIAL=0``
-    (benchmarks and tests that time or check the compiled paths)."""
-    return not _compile_forced[0] and os.environ.get("FASTKAPPA_COLD_SERIAL", "1") != "0"
+    """Whether a fresh kernel cache may stand in for a kernel it has not compiled
+    (NumPy counts, a bootstrap's serial twin): not within
+    :func:`compile_kernels`, nor with ``FASTKAPPA_COLD_SERIAL=0`` (benchmarks
+    and tests that time or check the compiled paths)."""
+    return not _compile_forced[0] and os.environ.get(COLD_SERIAL_ENV, "1") != "0"
 
 
 def is_ready(kernel, args: tuple) -> bool:

@@ -159,7 +159,7 @@ _count_block_ready: set = set()
 
 def _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s):
     """:func:`_count_block` in NumPy: ``(1, s * s)`` int64, the same counts."""
-    cells = _slots_numpy(t, t_off, t_lut) * s + _slots_numpy(p, p_off, p_lut)
+    cells = _cells_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
     return np.bincount(cells, minlength=s * s).astype(np.int64).reshape(1, s * s)
 
 
@@ -313,9 +313,14 @@ def _slots_numpy(v: np.ndarray, off, lut: np.ndarray) -> np.ndarray:
     return lut[idx.astype(np.intp)].astype(np.int64)
 
 
+def _cells_numpy(t, t_off, t_lut, p, p_off, p_lut, s) -> np.ndarray:
+    """:func:`_cells` in NumPy: each row's flat cell (true slot * s + pred slot)."""
+    return _slots_numpy(t, t_off, t_lut) * s + _slots_numpy(p, p_off, p_lut)
+
+
 def _counted_numpy(t, t_off, t_lut, p, p_off, p_lut, c, s):
     """:func:`_count_block_counted` in NumPy, for few rows: ``(1, s * s)`` int64."""
-    cells = _slots_numpy(t, t_off, t_lut) * s + _slots_numpy(p, p_off, p_lut)
+    cells = _cells_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
     out = np.zeros((1, s * s), dtype=np.int64)
     np.add.at(out[0], cells, np.asarray(c, dtype=np.int64))
     return out
