@@ -196,10 +196,27 @@ def test_column_vectors_unchanged(rng):
     ((4, 5), (4, 3, 6), r"scores must be \(N, C, \.\.\.\) = \(4, 'C', 5\)"),
     ((4, 5), (4, 3, 5, 1), r"pass labels of the same shape or scores of shape \(4, 'C', 5\)"),
     ((4, 5), (4,), r"`y_pred` is 1-D with 4 rows but `y_true` has shape \(4, 5\)"),
+    # as many values, other layout: refused like torchmetrics, not raveled
+    ((4, 5), (20,), r"`y_pred` is 1-D with 20 rows but `y_true` has shape \(4, 5\); .*"
+                    r"or flatten both"),
+    ((2, 3, 2), (12,), r"`y_pred` is 1-D with 12 rows"),
 ])
 def test_shape_mismatch_messages(t_shape, p_shape, match):
     with pytest.raises(ValueError, match=match):
         fk.cohen_kappa(np.zeros(t_shape, int), np.zeros(p_shape, int))
+
+
+def test_same_size_other_layout_refused_everywhere(rng):
+    t, p = _data(rng, (4, 5))
+    flat = p.reshape(-1)
+    with pytest.raises(ValueError, match=r"`y_pred` is 1-D with 20 rows"):
+        fk.CohenKappa(n_classes=4).update(t, flat)
+    with pytest.raises(ValueError, match=r"`predictions\['b'\]` is 1-D with 20 rows"):
+        fk.compare(t, {"a": p, "b": flat}, n_resamples=50, seed=0)
+    with pytest.raises(ValueError, match=r"`y_pred` is 1-D with 20 rows"):
+        fk.kappa_ci(t, flat, method="asymptotic")
+    # (N, 1, 1) next to (N,): the same N rows either way, still scored
+    assert fk.cohen_kappa(t[:, :1, None], p[:, 0]) == fk.cohen_kappa(t[:, 0], p[:, 0])
 
 
 def test_row_array_shape_message(rng):

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .columns import to_numpy_any
+from .encoding import rows_text
 
 _TABULAR = ("pandas", "polars", "pyarrow")
 
@@ -61,11 +62,13 @@ def _flatten_pred(y_pred, shape: tuple[int, ...], name: str, t_name: str):
     arr = _nd(y_pred)
     if arr is None:
         n = _len(y_pred)
-        if n is not None and n == shape[0] and n != int(np.prod(shape)):
+        if n is not None and int(np.prod(shape)) != shape[0]:
+            # 1-D next to (N, d1, ...): refused as torchmetrics refuses different
+            # shapes, also when the sizes agree (a raveled copy of another layout)
             raise ValueError(
-                f"`{name}` is 1-D with {n} rows but `{t_name}` has shape {shape}; pass "
+                f"`{name}` is 1-D with {rows_text(n)} but `{t_name}` has shape {shape}; pass "
                 f"`{name}` of shape {shape} (labels) or {(shape[0], 'C', *shape[1:])} "
-                "(scores with the class axis at position 1).")
+                "(scores with the class axis at position 1), or flatten both.")
         return y_pred
     if arr.ndim == len(shape):
         if arr.shape != shape:
