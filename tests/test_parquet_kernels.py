@@ -220,6 +220,24 @@ def test_no_null_reads_one_run_of_ones():
     assert not check(b"", 0)
 
 
+@pytest.mark.parametrize(("levels", "n"), [
+    (uleb(20000 << 1) + b"\x01", 20000), (uleb(3) + b"\xff", 8), (uleb(10 << 1) + b"\x00", 10),
+    (uleb(10 << 1) + b"\x01", 11), (uleb(10 << 1) + b"\x01" + uleb(2) + b"\x01", 11),
+    (b"\x80" * 6, 1), (b"\x80\x80", 1), (b"", 0), (uleb(4 << 1) + b"\x01", 4)])
+def test_count_page_pairs_reads_levels_as_no_null(levels, n):
+    # the pair kernel checks a v1 page's levels inline: it must accept what
+    # _no_null accepts and nothing else
+    indices = b"\x00" + uleb(n << 1) if n else b"\x00"  # width 0: one repeated run of 0
+    body = np.frombuffer(len(levels).to_bytes(4, "little") + levels + indices, dtype=np.uint8)
+    pages = np.array([[0, len(body), n, 1]], dtype=np.int64)
+    scratch = [np.zeros(max(n, 1), dtype=np.int32) for _ in range(2)]
+    table = np.zeros((1, 1), dtype=np.int64)
+    got = kernels._count_page_pairs(body, pages, body, pages, scratch[0], scratch[1], 1, 1,
+                                    table)
+    accepted = kernels._no_null(body, 4, 4 + len(levels), n)
+    assert got == (n if accepted else -1)
+
+
 @pytest.mark.parametrize("copies", [1, 4])
 def test_count_index_pairs(copies):
     rng = np.random.default_rng(copies)

@@ -338,7 +338,11 @@ def _count_page_pairs(buf_a, pages_a, buf_b, pages_b, scratch_a, scratch_b, n_a,
                 return -1
             length = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
                       | (np.int64(buf[pos + 2]) << 16) | (np.int64(buf[pos + 3]) << 24))
-            if length > end - pos - 4 or not _no_null(buf, pos + 4, pos + 4 + length, n):
+            # _no_null's test written out here: one more compiled callee costs a
+            # fresh process more than these lines
+            count, at = _uleb(buf, pos + 4, pos + 4 + length, np.int64(35))
+            if length > end - pos - 4 or at < 0 or count != 2 * n \
+                    or at + 1 != pos + 4 + length or buf[at] != 1:
                 return -1
             pos += 4 + length
         if pos >= end:
@@ -351,7 +355,7 @@ def _count_page_pairs(buf_a, pages_a, buf_b, pages_b, scratch_a, scratch_b, n_a,
         else:
             have_b += n
             next_b += 1
-        both = min(have_a, have_b)
+        both = have_a if have_a < have_b else have_b  # not min(): one callee less
         if both:
             if _count_index_pairs(scratch_a, scratch_b, both, n_a, n_b, table) != 0:
                 return -1
