@@ -305,6 +305,7 @@ def _steps(n_small: int, n_large: int) -> list[tuple[str, Callable[[], None]]]:
                          0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x03, 0x02, 0x01])
         headers = np.empty((4, parquet.HEADER_SLOTS + 1), dtype=np.int64)
         parquet._page_headers(page, len(page), headers, np.empty((2, 16), dtype=np.int64))
+        parquet._no_null(page, 11, 13, 1)  # a v2 page's levels (the pairs kernel reads v1's)
         pages = np.array([[7, 16, 1, 1]], dtype=np.int64)
         scratch = [np.zeros(16, dtype=np.int32) for _ in range(2)]
         one = np.array([0], dtype=np.int64)

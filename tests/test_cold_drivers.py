@@ -24,6 +24,7 @@ import pytest
 
 from fastkappa._core import config, units
 from fastkappa._core.config import COLD_SERIAL_MAX_DRAWS, SERIAL_MAX_DRAWS
+from fastkappa._core.stand_ins import StandInTime
 
 SCRIPT = textwrap.dedent("""
     import json, sys
@@ -112,7 +113,7 @@ def test_serial_runs_stop_once_they_cost_what_compiling_saved(monkeypatch):
     monkeypatch.setenv(config.COLD_SERIAL_ENV, "1")
     monkeypatch.setattr("fastkappa._kernels._jit.is_ready", lambda kernel, args: False)
     monkeypatch.setattr(units, "COLD_SERIAL_BUDGET", 0.05)
-    monkeypatch.setattr(units, "_cold_serial_runs", {})
+    monkeypatch.setattr(units, "_cold_serial_time", StandInTime())
     ran = []
 
     def parallel(*a):

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from fastkappa._core.config import PARALLEL_MIN_ROWS
 from fastkappa._core.dispatch import chunked, kernels, use_serial_kernels
 from fastkappa._core.encoding import int_lut, is_plain_range
+from fastkappa._core.stand_ins import StandInTime
 from fastkappa._kernels import counting
 
 DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16]
@@ -419,7 +420,7 @@ def test_numpy_stand_in_only_below_the_parallel_threshold(monkeypatch):
     monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")
     monkeypatch.setattr(counting, "_count_block_ready", set())
     monkeypatch.setattr(counting, "is_ready", lambda kernel, args: False)
-    monkeypatch.setattr(counting, "_cold_numpy_spent", [0.0, 0])
+    monkeypatch.setattr(counting, "_cold_numpy_time", StandInTime())
     off, lut = int_lut(0, 4, np.arange(5), 5)
     for n, cold in ((1000, True), (counting.COLD_NUMPY_MAX_ROWS, False)):
         t = np.zeros(n, dtype=np.int64)

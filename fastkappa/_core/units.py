@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -54,6 +53,7 @@ from .config import (
     TYPES_PER_UNIT_MAX,
 )
 from .dispatch import resampling_kernels, sampling_kernels
+from .stand_ins import StandInTime
 
 _kernels = resampling_kernels
 _sampling = sampling_kernels
@@ -512,8 +512,8 @@ def full_kappas(units: Units, wmat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return est, joint
 
 
-#: per parallel driver: (serial runs so far, their seconds after the first run)
-_cold_serial_runs: dict[int, tuple[int, float]] = {}
+#: the seconds of serial runs in place of each parallel driver (keyed by its id)
+_cold_serial_time = StandInTime()
 
 
 @contextlib.contextmanager
@@ -551,19 +551,13 @@ def run_driver(parallel, serial, work: int, *args, blocks=None) -> np.ndarray:
 
     if work > COLD_SERIAL_MAX_DRAWS or not cold_stand_ins():
         return parallel(*args)
-
-    runs, spent = _cold_serial_runs.get(id(parallel), (0, 0.0))
-    if spent > COLD_SERIAL_BUDGET or is_ready(parallel, args):
+    key = id(parallel)
+    if _cold_serial_time.spent(key) > COLD_SERIAL_BUDGET or is_ready(parallel, args):
         return parallel(*args)
-    start = time.perf_counter()
-    if blocks is not None and not is_ready(serial, args):
-        out = blocks(*args)
-    else:
-        out = serial(*args)
-    if runs:
-        spent += time.perf_counter() - start
-    _cold_serial_runs[id(parallel)] = (runs + 1, spent)
-    return out
+    with _cold_serial_time.timing(key):
+        if blocks is not None and not is_ready(serial, args):
+            return blocks(*args)
+        return serial(*args)
 
 
 def _blocks_from_python(block_name: str, scratch_name: str | None = None):

@@ -15,11 +15,10 @@ results, float sums included, do not depend on the number of threads.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from numba import prange
 
+from .._core.stand_ins import StandInTime
 from ._jit import canonical_args, cold_stand_ins, is_ready, jit
 
 
@@ -151,9 +150,9 @@ COLD_NUMPY_BUDGET = 0.5
 #: ... and only inputs below this many rows (the parallel threshold): NumPy's
 #: temporaries are O(rows), which larger inputs must not pay
 COLD_NUMPY_MAX_ROWS = 1 << 18
-#: NumPy's seconds so far (the first count left out) and the label dtype pairs
+#: NumPy's seconds so far (the first count left out), and the label dtype pairs
 #: whose block is known to be compiled or cached
-_cold_numpy_spent = [0.0, 0]
+_cold_numpy_time = StandInTime()
 _count_block_ready: set = set()
 
 
@@ -168,7 +167,7 @@ def _count_cold(args: tuple) -> bool:
     block is not ready for their types and the NumPy budget is not spent."""
     key = (args[0].dtype, args[3].dtype)
     if (args[0].shape[0] >= COLD_NUMPY_MAX_ROWS or key in _count_block_ready
-            or _cold_numpy_spent[0] > COLD_NUMPY_BUDGET or not cold_stand_ins()):
+            or _cold_numpy_time.spent() > COLD_NUMPY_BUDGET or not cold_stand_ins()):
         return False
     if is_ready(_count_block, args):
         _count_block_ready.add(key)
@@ -190,12 +189,8 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     out = np.zeros((1, s * s), dtype=np.int64)
     args = (t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0], *_block_scratch(s))
     if _count_cold(args):
-        start = time.perf_counter()
-        table = _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
-        if _cold_numpy_spent[1]:
-            _cold_numpy_spent[0] += time.perf_counter() - start
-        _cold_numpy_spent[1] += 1
-        return table
+        with _cold_numpy_time.timing():
+            return _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
     if _count_block(*args) != 0:
         raise RuntimeError("internal error: the counting kernel's scratch is too short")
     _count_block_ready.add((t.dtype, p.dtype))
