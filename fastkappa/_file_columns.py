@@ -30,6 +30,10 @@ class LabelConverter:
     of the other kind is an error naming its row.
     """
 
+    #: True for an id column (groups, clusters): any number is an id, not only a
+    #: whole one, and missing-value tokens are never ids
+    ids = False
+
     def __init__(self, name: str, fmt: str, kept: frozenset = frozenset()) -> None:
         self.name = name
         self.fmt = fmt
@@ -71,6 +75,9 @@ class LabelConverter:
             if missing is not None or nan.any():
                 missing = nan if missing is None else (missing | nan)
                 vals = np.where(missing, 0.0, vals)
+            if self.ids:  # any number names a group or cluster
+                self._set_kind("num", row0, 0, vals[0] if len(vals) else None)
+                return vals, missing
             frac = (vals != np.floor(vals)) | (np.abs(vals) >= 2.0**63)
             if frac.any():
                 i = int(np.flatnonzero(frac)[0])
@@ -93,9 +100,12 @@ class LabelConverter:
             self.kind = kind
         elif kind != self.kind:
             had = "numbers" if self.kind == "num" else "strings"
+            what = ("an id column must hold one kind of value, as in memory (recode it, "
+                    "e.g. as strings)" if self.ids
+                    else "a label column must hold one kind of value")
             raise DataError(
                 f"row {row0 + i}: column {self.name!r} holds {value!r}, but earlier rows "
-                f"hold {had}; a label column must hold one kind of value.")
+                f"hold {had}; {what}.")
 
     def _from_dictionary(self, arr, row0, missing):
         import pyarrow as pa
@@ -132,6 +142,8 @@ class LabelConverter:
                                    kind=self.kind or "str"), missing
             parsed = (_parse_labels([words[j] for j in used])
                       if self.fmt == "csv" and self.kind != "str" else None)
+            if parsed is not None and parsed[1] and self.ids:
+                parsed = _parse_ids([words[j] for j in used])
             if parsed is not None:
                 nums, bad = parsed
                 if bad:  # the first such row in the file
@@ -139,7 +151,7 @@ class LabelConverter:
                                  for b, why in bad)
                     raise DataError(f"row {row0 + i}: column {self.name!r} holds "
                                     f"{words[codes[i]]!r}, {why}.")
-                cats = np.zeros(len(words), dtype=np.int64)
+                cats = np.zeros(len(words), dtype=nums.dtype)
                 cats[used] = nums
                 self._set_kind("num", row0, 0, None)
                 return CodesColumn(codes, cats, kind="num"), missing
@@ -160,7 +172,7 @@ class LabelConverter:
         cats = arrow_numpy(dict_vals)
         # the classes used matter only where a value may not be one (a pass over the codes)
         used = _used_codes(codes, len(cats)) if cats.dtype.kind in "fu" else None
-        if cats.dtype.kind == "f":
+        if cats.dtype.kind == "f" and not self.ids:
             bad = (cats != np.floor(cats)) | (np.abs(cats) >= 2.0**63)
             bad_used = used[bad[used]]
             if len(bad_used):
@@ -176,6 +188,33 @@ class LabelConverter:
         if len(codes):
             self._set_kind("num", row0, 0, None)
         return CodesColumn(codes, cats, ordered, kind="num"), missing
+
+
+class IdConverter(LabelConverter):
+    """:class:`LabelConverter` for a group or cluster id column (``by=``,
+    ``clusters=``, ``groups=``): numbers that are not whole (``1.5``) are ids
+    too, as :func:`fastkappa.kappa_by_group` takes them in memory."""
+
+    ids = True
+
+    def __init__(self, name: str, fmt: str) -> None:
+        super().__init__(name, fmt, frozenset())
+
+
+def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
+    """CSV words of an id column as numbers: int64 when every one is a whole
+    number within range (:func:`_parse_labels`), else float64; None when a word
+    is not a finite number (the column holds strings)."""
+    values = np.zeros(len(words), dtype=np.float64)
+    for i, w in enumerate(words):
+        try:
+            d = decimal.Decimal(w.strip())
+        except decimal.InvalidOperation:
+            return None
+        if not d.is_finite():
+            return None
+        values[i] = float(d)
+    return values, []
 
 
 _OUT_OF_RANGE = ("which is outside the range of integer class labels (-2**63 to 2**63 - 1); "

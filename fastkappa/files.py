@@ -36,6 +36,7 @@ from ._core.config import MAX_CLASSES
 from ._core.dispatch import use_serial_kernels
 from ._core.weights import is_unweighted as _unweighted
 from ._file_columns import (
+    IdConverter,
     LabelConverter,
     first_row_outside,
     materialize,
@@ -328,8 +329,8 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)
-    conv = {c: LabelConverter(c, src.fmt, src.kept_tokens if c in (true, pred) else frozenset())
-            for c in needed if c != weight}
+    conv = {c: LabelConverter(c, src.fmt, src.kept_tokens) if c in (true, pred)
+            else IdConverter(c, src.fmt) for c in needed if c != weight}
     state = _ScoreState(spec)
     cells = state.new_counts()
     with _serial_kernels() as n_threads:
@@ -430,9 +431,8 @@ def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
     dropped for a missing value."""
     needed = _unique([*label_cols, *score_cols, *extra_cols])
     types = {c: "score" for c in score_cols}
-    conv = {c: LabelConverter(c, src.fmt,
-                              src.kept_tokens if c in label_cols else frozenset())
-            for c in needed if c not in score_cols}
+    conv = {c: LabelConverter(c, src.fmt, src.kept_tokens) if c in label_cols
+            else IdConverter(c, src.fmt) for c in needed if c not in score_cols}
     parts: dict[str, list] = {c: [] for c in needed}
     n_read = n_missing = 0
     for row0, cols in iter_batches(src, needed, types, progress=progress):
@@ -805,7 +805,8 @@ def _score_row_groups(spec: _Spec, src, units, acc, state, cells, declared, need
         read = src.group_reader({spec.weight: "score"} if spec.weight else None)
         pairs, close = src.pair_reader() if by_pairs else (None, None)
         mine = copy.deepcopy(acc)
-        conv = {c: LabelConverter(c, src.fmt) for c in needed if c != spec.weight}
+        conv = {c: LabelConverter(c, src.fmt) if c in (spec.true, spec.pred)
+                else IdConverter(c, src.fmt) for c in needed if c != spec.weight}
         try:
             while (i := todo.take()) is not None:
                 try:

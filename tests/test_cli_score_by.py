@@ -189,3 +189,45 @@ def test_score_by_too_many_group_tables_is_an_error(tmp_path, monkeypatch):
     with pytest.raises(_io.DataError, match=r"300 groups of 'g' x 5 classes need one 5 x 5 "
                                             r"table per group.*pass a coarser --by column"):
         _by(path)
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_ids_that_are_not_whole_numbers_group_and_cluster_as_in_memory(tmp_path, capsys, kind):
+    # by / clusters columns are ids, not labels: 1.5 is a site, 0.25 a patient
+    t, p, g = _data(n=1_200, n_groups=6)
+    site = g * 0.5 + 1.5
+    patient = (np.arange(len(t)) // 4) * 0.25
+    path = _write(tmp_path, kind, {"t": t, "p": p, "site": site, "pt": patient})
+    res = files.score_file(path, true="t", pred="p", by="site")
+    _assert_same(res, _ref(t, p, site))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fk.DegenerateIntervalWarning)
+        got = files.score_file(path, true="t", pred="p", clusters="pt", method="asymptotic")
+        want = fk.kappa_ci(t, p, clusters=patient, method="asymptotic")
+    assert (got.estimate, got.low, got.high) == pytest.approx(
+        (want.estimate, want.low, want.high), abs=1e-12)
+    argv = ["score", path, "--true", "t", "--pred", "p", "--by", "site", "--clusters", "pt",
+            "--method", "asymptotic", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["group"] for r in out["groups"]] == sorted(set(site.tolist()))
+    q = np.clip(p + np.where(np.arange(len(t)) % 3 == 0, 1, 0), 0, 4)
+    path2 = _write(tmp_path, kind, {"t": t, "p": p, "q": q, "pt": patient}, name="two")
+    argv = ["compare", path2, "--true", "t", "--pred", "p", "q", "--clusters", "pt",
+            "--n-resamples", "200", "--seed", "0", "--format", "json"]
+    assert main(argv) == 0
+    json.loads(capsys.readouterr().out)
+
+
+def test_id_column_of_two_kinds_is_named_as_an_id_column(tmp_path):
+    # numbers in the first CSV block, a word later: refused as in memory, with an
+    # id column's wording
+    n = 4 * _io.CSV_BLOCK_SIZE // 8
+    path = tmp_path / "mixed.csv"
+    with open(path, "w") as f:
+        f.write("t,p,site\n")
+        f.writelines(f"{i % 3},{i % 3},{'A' if i == n - 1 else i % 7}\n" for i in range(n))
+    with pytest.raises(files.DataError, match=r"column 'site' holds 'A', but earlier rows "
+                                              r"hold numbers; an id column must hold one "
+                                              r"kind of value"):
+        files.score_file(str(path), true="t", pred="p", by="site")

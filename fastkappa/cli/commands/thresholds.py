@@ -175,11 +175,12 @@ def apply(file: str, *, score: str, thresholds, id_col: str | None = None,
     labels = np.asarray(th.labels).tolist()
     src = open_source(file, sep=sep)
     try:
-        cols = _read_file_columns(src, [], score_cols=[score],
-                                  extra_cols=[id_col] if id_col else [],
+        # the ids are echoed: read like a label column (whole numbers or words, each
+        # written back as read), not as a group id (where 1.5 is an id)
+        cols = _read_file_columns(src, [id_col] if id_col else [], score_cols=[score],
                                   nan_policy=nan_policy, progress=progress)
     except DataError as e:
-        # the id column is read like a label column: say what an id may hold
+        # say what an id may hold
         where = re.match(r"(row \d+): column (.+?) holds (.+?), which is not a class label",
                          str(e))
         if id_col is None or where is None or where.group(2) != repr(id_col):
