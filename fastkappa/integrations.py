@@ -12,16 +12,19 @@ How predictions become classes, everywhere in this module:
   column ``i`` is class ``i`` (``labels[i]`` when ``labels`` is given).
   A flat array of ``n * K`` values (LightGBM before 4.0) is read
   class-major, as LightGBM wrote it.
-- 1-D numbers (regression, or a classifier's predicted labels): cut at
-  ``thresholds`` when given (class index = number of cut points ``<=``
-  prediction), otherwise rounded to the nearest class: the cut points are
-  the midpoints between consecutive class values, so a prediction of 2.5
-  between classes 2 and 3 goes to 3 and anything beyond the ends is clipped
-  to the first or last class.  Integer labels are left as they are.
-- 1-D strings: used as labels.
+- 1-D floats (regression): cut at ``thresholds`` when given (class index =
+  number of cut points ``<=`` prediction), otherwise rounded to the nearest
+  class: the cut points are the midpoints between consecutive class values,
+  so a prediction of 2.5 between classes 2 and 3 goes to 3 and anything
+  beyond the ends is clipped to the first or last class.
+- 1-D integers or booleans (a classifier's predicted labels) and strings:
+  used as labels, as by :func:`fastkappa.cohen_kappa` (cut at ``thresholds``
+  only when given).  A predicted label outside declared classes is an
+  error, never clipped.
 
-The classes are ``labels``, or ``0..n_classes-1``, or the sorted distinct
-values of ``y_true``.  Declare them (``n_classes=`` or ``labels=``) when a
+The classes are ``labels``, or ``0..n_classes-1``; otherwise the sorted
+distinct values of ``y_true`` (and, for predicted labels, of ``y_pred`` too,
+as in scikit-learn).  Declare them (``n_classes=`` or ``labels=``) when a
 fold or an eval set may miss a grade: weights use the class index, so a
 missing grade would otherwise change the scale.
 """
@@ -141,6 +144,9 @@ def qwk_score(
                              "class scores, which are read by argmax.")
         if labels is None and n_classes is None:
             n_classes = pred.shape[1]
+        return cohen_kappa(y_true, pred, weights=weights, labels=labels, n_classes=n_classes,
+                           sample_weight=sample_weight)
+    if pred.dtype.kind in "biu" and thresholds is None:  # predicted labels, as they are
         return cohen_kappa(y_true, pred, weights=weights, labels=labels, n_classes=n_classes,
                            sample_weight=sample_weight)
     if pred.dtype.kind in "biuf":

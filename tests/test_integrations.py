@@ -349,3 +349,22 @@ def test_xgboost_train_with_custom_metric():
     assert len(record["val"]["qwk"]) == 5
     assert record["val"]["qwk"][-1] == pytest.approx(
         qwk_score(yv, booster.predict(dval), n_classes=5), abs=1e-6)
+
+
+def test_integer_predictions_are_labels_never_clipped():
+    # a classifier's predicted labels: as fk.cohen_kappa and scikit-learn read them
+    from sklearn.metrics import cohen_kappa_score
+
+    from fastkappa.integrations import qwk_score
+
+    for t, p in (([0, 1, 2, 3], [0, 1, 2, 4]), ([0, 2, 4, 4], [1, 2, 4, 4]),
+                 ([1, 2, 3, 3], np.array([1, 2, 2, 3], dtype=np.uint8))):
+        assert qwk_score(t, p) == pytest.approx(
+            cohen_kappa_score(t, p, weights="quadratic"), abs=1e-12)
+    with pytest.raises(ValueError, match="outside the declared classes"):
+        qwk_score([0, 1, 2, 3], [0, 1, 2, 7], n_classes=4)
+    assert qwk_score([0, 1, 1, 0], [True, True, False, False]) == pytest.approx(
+        cohen_kappa_score([0, 1, 1, 0], [1, 1, 0, 0], weights="quadratic"))
+    # cut points still apply when given, and floats still round to the nearest class
+    assert qwk_score([0, 1, 2, 3], [0, 1, 2, 7], thresholds=[0.5, 1.5, 2.5]) == 1.0
+    assert qwk_score([0, 1, 2, 3], [0.0, 1.0, 2.0, 7.0]) == 1.0
