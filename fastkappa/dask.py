@@ -55,6 +55,9 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
         f"{install_hint('dask')}") from _err
 
 from ._core import weights as _weights
+from ._core.columns import as_column
+from ._core.encode import _prediction_indices
+from ._core.encoding import NoClassLeftError, NoRowsLeftError
 from ._core.intervals import _kappa_ci_iv
 from ._core.options import (
     check_frequency_weight,
@@ -353,18 +356,41 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
 # --------------------------------------------------------------------------- intervals
 
 
+def _declared_scale(y_true, y_pred, labels, n_classes):
+    """``labels``, or the categories of an ordered pandas Categorical on either side
+    when neither ``labels`` nor ``n_classes`` is given: in memory such a column
+    declares the classes (unused ones included, in their order), and the rows a
+    partition sends lose their dtype."""
+    if labels is not None or n_classes is not None:
+        return labels
+    scales = []
+    for x in (y_true, y_pred):
+        dtype = getattr(x, "dtype", None)
+        cat = getattr(x, "cat", None)
+        if getattr(dtype, "ordered", False) and cat is not None and cat.known:
+            scales.append(list(dtype.categories))
+    if len(scales) == 2 and scales[0] != scales[1]:
+        raise ValueError(
+            "`y_true` and `y_pred` are ordered categoricals with different categories; "
+            "they must declare the same classes in the same order.")
+    return scales[0] if scales else None
+
+
 def _partition_cells(part):
     """Distinct (cluster, y_true, y_pred, weight) rows of a partition and their counts
-    (cluster and weight are 0 when absent; counts sum ``frequency_weight`` if given)."""
+    (cluster and weight are 0 when absent; counts sum ``frequency_weight`` if given).
+    (n, K) scores are sent as the class index of each row (their argmax, as in memory)."""
     import pandas as pd
 
     t, p, c, w, f = flatten_labels(part["y_true"], part["y_pred"],
                                    clusters=_values(part, "clusters"),
                                    sample_weight=_values(part, "sample_weight"),
                                    frequency_weight=_values(part, "frequency_weight"))
-    t = _plain(t)
+    t, p = _plain(t), _plain(p)
+    if p.ndim == 2:
+        p = _prediction_indices(as_column(p, "y_pred"), None, "y_pred")
     frame = pd.DataFrame({"c": np.zeros(len(t), np.int8) if c is None else _plain(c),
-                          "t": t, "p": _plain(p),
+                          "t": t, "p": p,
                           "w": np.zeros(len(t), np.int8) if w is None else _plain(w)})
     if f is not None:
         frame["n"] = check_frequency_weight(_plain(f), len(t), allow_zero=True)
@@ -448,6 +474,7 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
                          frequency_weight=frequency_weight, **inputs)
         return acc.ci(method=method, confidence_level=confidence_level,
                       n_resamples=n_resamples, seed=seed)
+    labels = _declared_scale(y_true, y_pred, labels, n_classes)
     _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters,
                          "sample_weight": sample_weight, "frequency_weight": frequency_weight})
@@ -456,14 +483,28 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     if len(tasks) == 1:
         cells = _concat_cells(cells)
     counts = cells.to_numpy()
+    scores = len(getattr(y_pred, "shape", ())) == 2  # (n, K): rows sent as indices
+
+    def predicted(p):
+        if not scores:
+            return p
+        # the argmax as a (rows, K) one-hot score matrix: the in-memory rules of
+        # (n, K) predictions (the K columns name the classes) then apply unchanged
+        k = int(y_pred.shape[1])
+        out = np.zeros((len(p), k), dtype=np.int8)
+        out[np.arange(len(p)), p.astype(np.int64)] = 1
+        return out
+
     if frequency_weight is not None:  # distinct rows with their summed counts
         c, t, p = (cells.index.get_level_values(i).to_numpy() for i in range(3))
+        p = predicted(p)
         return fk_kappa_ci(t, p, weights=weights, method=method,
                            confidence_level=confidence_level, n_resamples=n_resamples,
                            seed=seed, clusters=c, labels=labels, n_classes=n_classes,
                            frequency_weight=counts, **inputs)
     c, t, p, w = (np.repeat(cells.index.get_level_values(i).to_numpy(), counts)
                   for i in range(4))
+    p = predicted(p)
     return fk_kappa_ci(t, p, weights=weights, method=method,
                        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
                        clusters=None if clusters is None else c, labels=labels,
@@ -502,9 +543,12 @@ def _partition_groups(part, spec, inputs):
     if out["missing"]:
         t, p, w, f = (None if x is None else x[present] for x in (t, p, w, f))
     with quiet_undefined():  # scored on the client
-        res = group_kernel(t, p, keys[codes[present]], labels=spec.get("labels"),
-                           n_classes=spec.get("n_classes"), sample_weight=w,
-                           frequency_weight=f, **inputs)
+        try:
+            res = group_kernel(t, p, keys[codes[present]], labels=spec.get("labels"),
+                               n_classes=spec.get("n_classes"), sample_weight=w,
+                               frequency_weight=f, **inputs)
+        except (NoClassLeftError, NoRowsLeftError):
+            return out  # every row ignored or missing (omitted): no rows from this part
     out["keys"] = res.groups.tolist()
     out["tables"] = np.asarray(res.confusion)
     out["classes"].update(res.classes, res.classes)
@@ -604,7 +648,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
             "fastkappa.kappa_by_group on in-memory data for them.")
     inputs = _inputs(ignore_index, nan_policy, thresholds)
     check_one_row_weight(sample_weight, frequency_weight)
-    spec = _spec(weights, labels, n_classes)
+    spec = _spec(weights, _declared_scale(y_true, y_pred, labels, n_classes), n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
                          "sample_weight": sample_weight, "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_groups)(part, spec, inputs) for part in parts]

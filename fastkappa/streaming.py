@@ -21,7 +21,7 @@ from ._core import weights as _weights
 from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
-from ._core.encoding import OutsideClassesError
+from ._core.encoding import NoClassLeftError, OutsideClassesError
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
@@ -414,7 +414,10 @@ class CohenKappa:
                 self._add(enc.confusion(), None)
                 self._n_rows += int(enc.counts().sum())
                 return self
-            enc = encode_pair(y_true, y_pred, **inputs)
+            try:
+                enc = encode_pair(y_true, y_pred, **inputs)
+            except NoClassLeftError:
+                return self  # every row missing (omitted) or ignored: no rows, as in torchmetrics
             classes = np.asarray(enc.classes)
             kind = _kind_of(classes)
             if kind == "str" and not _weights.is_unweighted(self._weights_spec):

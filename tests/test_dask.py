@@ -257,3 +257,96 @@ def test_a_partition_of_zero_weights_scores_as_in_memory(client, data):
     got = fkd.cohen_kappa(ddf.t, ddf.p, sample_weight=ddf.w, weights="quadratic")
     assert got == pytest.approx(fk.cohen_kappa(frame.t, frame.p, sample_weight=frame.w,
                                                weights="quadratic"), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- found by review
+
+def _categorical_frame(dtype):
+    t = [0, 0, 1, 1, 3, 3, 3, 1]
+    p = [0, 1, 1, 3, 3, 1, 3, 0]
+    names = list(dtype.categories)
+    if isinstance(names[0], str):
+        t, p = [names[min(v, 3)] for v in t], [names[min(v, 3)] for v in p]
+    return pd.DataFrame({"t": pd.Series(t, dtype=dtype), "p": pd.Series(p, dtype=dtype),
+                         "c": [0, 0, 1, 1, 2, 2, 3, 3], "g": list("aabbaabb")})
+
+
+@pytest.mark.parametrize("categories", [[0, 1, 2, 3], ["none", "mild", "moderate", "severe"]])
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_ordered_categoricals_declare_the_classes_on_every_path(categories):
+    # class 2 / "moderate" is declared but unused: in memory it is a class of the
+    # weighted scale; the rows the partitions send must not lose it
+    from sklearn.metrics import cohen_kappa_score
+
+    frame = _categorical_frame(pd.CategoricalDtype(categories, ordered=True))
+    ddf = dd.from_pandas(frame, npartitions=2)
+    codes_t, codes_p = frame.t.cat.codes, frame.p.cat.codes
+    want = cohen_kappa_score(codes_t, codes_p, weights="quadratic", labels=[0, 1, 2, 3])
+    for kw in ({"clusters": "c"}, {"sample_weight": "c"}):
+        name, col = next(iter(kw.items()))
+        mem = fk.kappa_ci(frame.t, frame.p, weights="quadratic", method="asymptotic",
+                          **{name: frame[col] + (name == "sample_weight")})
+        got = fkd.kappa_ci(ddf.t, ddf.p, weights="quadratic", method="asymptotic",
+                           **{name: ddf[col] + (name == "sample_weight")})
+        assert got.estimate == pytest.approx(mem.estimate, abs=1e-12)
+        assert (got.low, got.high) == pytest.approx((mem.low, mem.high), abs=1e-12)
+    assert fkd.kappa_ci(ddf.t, ddf.p, weights="quadratic", clusters=ddf.c,
+                        method="asymptotic").estimate == pytest.approx(want, abs=1e-12)
+    mem = fk.kappa_by_group(frame.t, frame.p, frame.g, weights="quadratic")
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.g, weights="quadratic")
+    np.testing.assert_allclose(got.estimate, mem.estimate, atol=1e-12)
+    a = frame.g == "a"
+    assert got.estimate[0] == pytest.approx(cohen_kappa_score(
+        codes_t[a], codes_p[a], weights="quadratic", labels=[0, 1, 2, 3]), abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_ordered_categoricals_with_different_categories_refused():
+    frame = _categorical_frame(pd.CategoricalDtype([0, 1, 2, 3], ordered=True))
+    frame["p"] = frame.p.cat.set_categories([0, 1, 3, 2])
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(ValueError, match="ordered categoricals with different categories"):
+        fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.c, method="asymptotic")
+
+
+@pytest.mark.parametrize("kw", [{"n_classes": 3}, {}, {"labels": [0, 1, 2]}])
+@pytest.mark.parametrize("rows", ["clusters", "sample_weight", "frequency_weight"])
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_kappa_ci_rows_with_probability_predictions(kw, rows):
+    # (n, K) scores with clusters or row weights: each partition sends the argmax
+    rng = np.random.default_rng(0)
+    t = np.array([0, 2, 0, 2, 1, 2, 0, 1, 2, 0, 1, 1])
+    scores = rng.random((12, 3))
+    scores /= scores.sum(axis=1, keepdims=True)
+    extra = {"clusters": np.arange(12) // 2, "sample_weight": np.arange(12) % 3 + 1.0,
+             "frequency_weight": np.arange(12) % 3 + 1}[rows]
+    if rows == "frequency_weight" and not kw:
+        kw = {"n_classes": 3}  # a partition's stream cannot learn what its K columns name
+    mem = fk.kappa_ci(t, scores, method="bca", seed=0, n_resamples=200, **{rows: extra}, **kw)
+    got = fkd.kappa_ci(da.from_array(t, chunks=5), da.from_array(scores, chunks=(5, 3)),
+                       method="bca", seed=0, n_resamples=200,
+                       **{rows: da.from_array(extra, chunks=5)}, **kw)
+    assert got.estimate == pytest.approx(mem.estimate, abs=1e-12)
+    assert got.estimate == pytest.approx(fk.cohen_kappa(t, scores.argmax(axis=1),
+                                                        **({rows: extra} if rows != "clusters"
+                                                           else {})), abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_partitions_whose_rows_all_drop_are_empty():
+    # torchmetrics' rule: a batch whose rows are all ignored adds nothing
+    t = np.array([0, 1, 2, 1, -1, -1, -1, -1, 2, 0, 1, 2.0])
+    p = np.array([0, 1, 1, 1, 0, 2, 1, 0, 2, 0, 2, 2.0])
+    g = np.arange(12) % 2
+    dt, dp, dg = (da.from_array(x, chunks=4) for x in (t, p, g))
+    want = fk.cohen_kappa(t, p, ignore_index=-1)
+    assert fkd.cohen_kappa(dt, dp, ignore_index=-1) == pytest.approx(want, abs=1e-12)
+    assert fkd.kappa_ci(dt, dp, ignore_index=-1, method="asymptotic").estimate == \
+        pytest.approx(want, abs=1e-12)
+    assert fkd.kappa_ci(dt, dp, ignore_index=-1, clusters=dg, method="asymptotic").estimate \
+        == pytest.approx(want, abs=1e-12)
+    np.testing.assert_allclose(fkd.kappa_by_group(dt, dp, dg, ignore_index=-1).estimate,
+                               fk.kappa_by_group(t, p, g, ignore_index=-1).estimate)
+    t_nan = np.where(t < 0, np.nan, t)
+    assert fkd.cohen_kappa(da.from_array(t_nan, chunks=4), dp, nan_policy="omit") == \
+        pytest.approx(want, abs=1e-12)

@@ -477,3 +477,24 @@ def test_a_batch_of_zero_weights_is_an_update_not_an_error(rng):
         CohenKappa().update([2], [1], sample_weight=[0.0]).compute()
     with pytest.raises(ValueError, match="zero everywhere"):  # one call: still an error
         fk.cohen_kappa([2], [1], sample_weight=[0.0])
+
+
+def test_batch_whose_rows_all_drop_adds_nothing():
+    # as torchmetrics: an all-ignored (or all-missing, omitted) batch is no update
+    acc = fk.CohenKappa(n_classes=3).update([0, 1, 2], [0, 1, 1])
+    acc.update([255, 255], [0, 1], ignore_index=255)
+    acc.update([np.nan], [1], nan_policy="omit")
+    assert acc.compute() == fk.cohen_kappa([0, 1, 2], [0, 1, 1], n_classes=3)
+    learned = fk.CohenKappa()
+    learned.update([np.nan], [np.nan], nan_policy="omit")
+    learned.update(["x"], ["y"], ignore_index="x")
+    learned.update([0, 1, 1], [0, 1, 0])
+    assert learned.compute() == fk.cohen_kappa([0, 1, 1], [0, 1, 0])
+    assert list(learned.labels) == [0, 1]
+    empty = fk.CohenKappa().update([255], [1], ignore_index=255)
+    with pytest.raises(ValueError, match="holds no rows"):
+        empty.compute()
+    with pytest.raises(ValueError, match="missing value"):  # nan_policy='raise' still raises
+        fk.CohenKappa().update([np.nan], [1])
+    with pytest.raises(ValueError, match="no rows left to score"):  # one call: an error
+        fk.cohen_kappa([255], [1], ignore_index=255)
