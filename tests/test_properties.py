@@ -286,3 +286,81 @@ def test_cohen_kappa_scores_equal_argmax_or_searchsorted(k, n, seed, weights, of
         assert any(issubclass(w.category, UndefinedKappaWarning) for w in caught)
     else:
         assert math.isclose(got, float(expected), rel_tol=1e-9, abs_tol=1e-9)
+
+
+# --------------------------------------------------------------------------- whole floats
+
+@st.composite
+def whole_float_labels(draw):
+    """Whole-number floats (pandas' integers with a null): NaN, negative values,
+    -0.0, narrow and wide ranges (the bincount and the sort branch), and
+    magnitudes up to just below 2^53."""
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.float16]))
+    n = draw(st.integers(1, 60))
+    span = draw(st.sampled_from([3, 40, 2**23, 2**52]))
+    if dtype is np.float16:
+        span = min(span, 2**11)
+    elif dtype is np.float32:
+        span = min(span, 2**24)
+    lo = draw(st.integers(-span, span))
+    vals = draw(st.lists(st.integers(lo, lo + span), min_size=n, max_size=n))
+    v = np.array(vals, dtype=np.float64).astype(dtype)
+    v[v == 0] = draw(st.sampled_from([0.0, -0.0]))
+    nan = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    v[np.array(nan)] = np.nan
+    return v
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(whole_float_labels())
+def test_whole_floats_encode_as_the_float_path(v):
+    # the O(N) conversion must give float_codes' classes and codes exactly
+    from fastkappa._core.columns import FloatColumn, IntColumn
+    from fastkappa._core.encoding import float_codes, whole_float_column
+
+    col = FloatColumn(v)
+    got = whole_float_column(col)
+    if np.isnan(v).all():
+        assert got is col
+        return
+    want = float_codes(col, "y")
+    assert want.categories.dtype == np.int64
+    expected = np.where(want.codes >= 0, want.categories[np.maximum(want.codes, 0)], -1)
+    if isinstance(got, IntColumn):
+        assert not np.isnan(v).any()
+        assert got.values.dtype == np.int64
+        np.testing.assert_array_equal(got.values, expected)
+    else:
+        assert got.categories.dtype == np.int64
+        np.testing.assert_array_equal(got.categories, want.categories)
+        np.testing.assert_array_equal(got.codes, want.codes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(whole_float_labels(), st.randoms(use_true_random=False))
+def test_whole_float_labels_score_as_integers(v, rnd):
+    # against scikit-learn on the integer labels of the rows without NaN
+    metrics = pytest.importorskip("sklearn.metrics")
+    p = v.copy()
+    order = list(range(len(v)))
+    rnd.shuffle(order)
+    p = p[order]
+    keep = ~(np.isnan(v) | np.isnan(p))
+    if keep.sum() < 2:
+        return
+    t_int, p_int = v[keep].astype(np.int64), p[keep].astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedKappaWarning)
+        got = fk.cohen_kappa(v, p, nan_policy="omit")
+        cm = fk.confusion_matrix(v, p, nan_policy="omit")
+        # scikit-learn's 0/0 and its single-label notice
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        want = metrics.cohen_kappa_score(t_int, p_int)
+        labels = np.union1d(t_int, p_int)
+        want_cm = metrics.confusion_matrix(t_int, p_int, labels=labels)
+    if math.isnan(want):
+        assert math.isnan(got)
+    else:
+        assert got == pytest.approx(want, abs=1e-12)
+    np.testing.assert_array_equal(cm, want_cm)

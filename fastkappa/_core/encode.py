@@ -14,7 +14,15 @@ from . import weights as _weights
 from .columns import CodesColumn, FloatColumn, IntColumn, MatrixColumn, as_column
 from .config import DIRECT_RANGE_MAX, LUT_RANGE_MAX, MAX_CLASSES
 from .dispatch import counting_kernels, minmax
-from .encoding import EncodedPair, Side, float_codes, int_lut, rows_text
+from .encoding import (
+    EncodedPair,
+    NoClassLeftError,
+    Side,
+    float_codes,
+    int_lut,
+    rows_text,
+    whole_float_column,
+)
 from .options import (
     check_frequency_weight,
     check_ignore_index,
@@ -312,6 +320,10 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                     f"`{t_name}` and `{p_name}` are ordered categoricals with different "
                     "categories; they must declare the same classes in the same order.")
     scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
+    # whole-number floats (pandas' integers with a null) take the integer paths
+    tcol = whole_float_column(tcol)
+    if not scored_pred:
+        pcol = whole_float_column(pcol)
     compressible = False
     known = kind is not None  # declared, or seen in a value (not all missing)
     if kind is None:
@@ -376,7 +388,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     else:
         classes = np.asarray(declared)
     if len(classes) == 0:
-        raise ValueError(
+        raise NoClassLeftError(
             "no class left to score: every row is missing or equals `ignore_index`.")
     if len(classes) > MAX_CLASSES:
         raise ValueError(

@@ -14,14 +14,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import weights as _weights
-from .columns import CodesColumn, FloatColumn
-from .config import PARTIALS_SLACK
+from .columns import CodesColumn, FloatColumn, IntColumn
+from .config import LUT_RANGE_MAX, PARTIALS_SLACK
 from .dispatch import chunked, kernels, sum_partials, table_chunks
 
 
 class OutsideClassesError(ValueError):
     """A label outside the declared classes (a ``ValueError``; callers that read
     the classes from context, such as a stream of scores, add that context)."""
+
+
+class NoClassLeftError(ValueError):
+    """Every row is missing or ignored, so no value names a class (a
+    ``ValueError``; a stream's batch is then empty, as one whose rows all drop)."""
+
+
+class NoRowsLeftError(ValueError):
+    """No labelled pair is left once missing and ignored rows are dropped (a
+    ``ValueError``; a part of a larger collection is then empty)."""
 
 
 
@@ -117,6 +127,44 @@ def float_codes(col: FloatColumn, name: str, require_whole: bool = True,
             uniq.size == 0 or float(np.abs(uniq).max()) < 2**53):
         uniq = uniq.astype(np.int64)
     return CodesColumn(codes, uniq, kind="num")
+
+
+def whole_float_column(col):
+    """A float column of whole numbers as integer labels: :class:`IntColumn` when
+    no value is NaN, else a :class:`CodesColumn` with NaN as code -1; any other
+    column as it is.
+
+    The labels, classes and messages are those :func:`float_codes` gives such a
+    column, in a few O(N) passes without a sort (float labels arrive this way
+    from pandas whenever an integer column holds a null).  A column holding a
+    non-integral value, inf, or a magnitude of 2^53 or more, and one that is
+    all NaN, are returned unchanged: the float path explains or keeps them.
+    """
+    if not isinstance(col, FloatColumn) or not len(col.values):
+        return col
+    v = col.values
+    lo, hi = float(np.fmin.reduce(v)), float(np.fmax.reduce(v))  # NaN skipped; all NaN: NaN
+    if not (-(2.0**53) < lo and hi < 2.0**53):
+        return col
+    nan = np.isnan(v)
+    has_nan = bool(nan.any())
+    filled = np.where(nan, lo, v) if has_nan else v  # lo occurs: the same values
+    values = filled.astype(np.int64)
+    if not np.array_equal(values, filled):
+        return col
+    if not has_nan:
+        return IntColumn(values)
+    ilo, span = int(lo), int(hi) - int(lo) + 1
+    values -= ilo
+    if span <= LUT_RANGE_MAX:
+        present = np.bincount(values, minlength=span) > 0
+        uniq = np.flatnonzero(present).astype(np.int64) + ilo
+        codes = (np.cumsum(present) - 1)[values]
+    else:
+        uniq, codes = np.unique(values, return_inverse=True)
+        uniq = uniq + ilo
+    codes[nan] = -1
+    return CodesColumn(codes.astype(np.int64, copy=False), uniq, kind="num")
 
 
 # --------------------------------------------------------------------------- result
@@ -262,8 +310,8 @@ class EncodedPair:
             self._raise_invalid(0)
         if int(table[:, inv].sum()) - int(table[ign, inv]) - int(table[mis, inv]):
             self._raise_invalid(1)
-        if not table[:k, :k].any():
-            raise ValueError(
+        if not table[:k, :k].any() and not self.stream:  # a stream's batch may drop all
+            raise NoRowsLeftError(
                 "no rows left to score"
                 + (" after dropping ignored and missing rows" if table.any() else "")
                 + "; kappa needs at least one labelled pair."
