@@ -65,6 +65,8 @@ CALLS = {
     "`CohenKappa.update` + `compute`": "fk.CohenKappa(n_classes=5).update(y, a).compute()",
     "`fleiss_kappa` (3 raters)": "fk.fleiss_kappa(np.stack([y, a, b], axis=1))",
     "`agreement` (3 raters, asymptotic)": "fk.agreement(np.stack([y, a, b], axis=1))",
+    "`agreement` (3 raters, BCa, 10,000 resamples)": (
+        "fk.agreement(np.stack([y, a, b], axis=1), method='bca', seed=0)"),
     # the file is written before the clock starts again; needs the io extra (pyarrow)
     "`score_file` (Parquet, QWK)": (
         "import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, fastkappa.files\n"

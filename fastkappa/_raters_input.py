@@ -620,6 +620,24 @@ def pattern_space(k: int, n_raters: int, n: int) -> int:
     return space if space <= min(PATTERN_MAX_KEYS, max(1 << 16, 2 * n)) else 0
 
 
+def decode_patterns(keys: np.ndarray, k: int, n_raters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rating rows of pattern keys (digit g = rater g's class code + 1, base k + 1):
+    codes (T, R) int32 with -1 for missing, and counts (T, k) int32.  In NumPy,
+    a pass per rater over the T distinct rows (no kernel to compile for them)."""
+    t = len(keys)
+    codes = np.empty((t, n_raters), dtype=np.int32)
+    counts = np.zeros((t, k), dtype=np.int32)
+    rest = np.asarray(keys, dtype=np.int64).copy()
+    rows = np.arange(t)
+    for g in range(n_raters):
+        digit = rest % (k + 1)
+        rest //= k + 1
+        codes[:, g] = digit - 1
+        rated = digit > 0
+        counts[rows[rated], digit[rated] - 1] += 1  # one rating per row and rater
+    return codes, counts
+
+
 def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, space: int,
                 *, inferred: bool = False, remap: np.ndarray | None = None,
                 ordered: bool = True, raters: list | None = None) -> RatingsTable:
@@ -655,7 +673,7 @@ def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, s
     per = cnt[used]
     rank = np.full(space, -1, dtype=np.int64)
     rank[used] = np.arange(len(used))
-    codes, counts = kern._decode_patterns(used, np.int64(k), np.int64(n_raters))
+    codes, counts = decode_patterns(used, k, n_raters)
     if remap is not None:
         # final codes, and the rows in the order of their final keys, as every
         # other path lists them (the bootstrap draws types in this order)

@@ -716,7 +716,36 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
                       n_resamples * per_rep, counts, dense_of, np.ascontiguousarray(dense),
                       idx, val, np.int64(feats.shape[1]), unit_type, tables, grid_key,
                       grid_spec, np.int64(n_units), n_resamples,
-                      block_seeds(seed, n_resamples))
+                      block_seeds(seed, n_resamples), blocks=_moment_blocks)
+
+
+def _moment_blocks(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_type, poisson,
+                   grid_key, grid_spec, n_units, n_rep, block_seeds) -> np.ndarray:
+    """``_bootstrap_type_moments_serial`` as a Python loop over its blocks (the
+    same blocks and seeds, so the same replicates), with the scratch allocated
+    here: a fresh kernel cache then compiles the block alone, not the driver
+    and its allocations (see :func:`fastkappa._core.units.run_driver`)."""
+    kern = raters_kernels()
+    total = np.int64(type_counts.sum())
+    out = np.zeros((n_rep, int(n_feat)), dtype=np.float64)
+    n_blocks = len(block_seeds)
+    step = -(-n_rep // n_blocks)
+    size = int(grid_spec[0]) ** int(grid_spec[1]) if len(grid_key) else 0
+    shape = (int(grid_spec[1]), int(grid_spec[0])) if len(grid_key) else (0, 0)
+    state = np.empty(4, dtype=np.uint64)
+    block = (kern._moments_block_units if len(unit_type)
+             else kern._moments_block_poisson if len(poisson[0])
+             else kern._moments_block_binomial)  # only the draw in use compiles
+    for b in range(n_blocks):
+        lo = min(n_rep, b * step)
+        hi = min(n_rep, lo + step)
+        block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec, dense_of,
+              dense, sp_idx, sp_val, np.int64(lo), np.int64(hi),
+              np.zeros(len(type_counts), dtype=np.int64),
+              np.zeros(dense.shape[0], dtype=np.int64), np.empty(size, dtype=np.int64),
+              np.empty(size, dtype=np.int64), np.empty(shape, dtype=np.int64),
+              block_seeds[b], state, out)
+    return out
 
 
 __all__ = ["COEFFICIENTS", "LEVELS", "ON_REQUEST", "Model", "Units", "agreement_weights",

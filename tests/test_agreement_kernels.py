@@ -292,7 +292,9 @@ def test_decode_patterns_inverts_the_keys(rng):
     k, r = 4, 3
     rows = rng.integers(-1, k, (50, r))
     keys = ((rows + 1) * (k + 1) ** np.arange(r)).sum(axis=1)
-    codes, counts = kern._decode_patterns(keys, k, r)
+    from fastkappa._raters_input import decode_patterns
+
+    codes, counts = decode_patterns(keys, k, r)
     np.testing.assert_array_equal(codes, rows)
     np.testing.assert_array_equal(counts, [[np.count_nonzero(row == c) for c in range(k)]
                                            for row in rows])
@@ -373,3 +375,30 @@ def test_grid_rater_features_kernel_against_numpy(rng):
     for p, (g, h) in enumerate(zip(*np.triu_indices(n_raters, 1), strict=True)):
         other = tuple(a for a in range(n_raters) if a not in (g, h))
         np.testing.assert_array_equal(light[p], tensor.sum(axis=other)[1:, 1:])
+
+
+def test_moment_blocks_from_python_equal_both_drivers():
+    """A fresh cache runs the serial driver's blocks from Python (compiling only
+    the block of the draw in use): the same replicates in each of the three draws."""
+    from fastkappa._core.units import poisson_tables
+    from fastkappa.raters import _moment_blocks
+
+    counts = np.repeat(np.array([80, 40, 20, 10], dtype=np.int64), 60)
+    n = int(counts.sum())
+    dense_of = np.arange(len(counts), dtype=np.int64)
+    dense = np.eye(len(counts))[:, :7]
+    idx = np.full((len(counts), 1), 7, np.int64)
+    val = np.linspace(0.5, 2.0, len(counts))[:, None]
+    seeds = np.arange(1, 9, dtype=np.uint32)
+    grid = (np.arange(len(counts), dtype=np.int64) % 16, np.array([2, 4, 1, 8, -1]))
+    for units, tables, rater_grid in (
+            (np.empty(0, np.int64), NO_TABLES, NO_GRID),                   # binomials
+            (np.empty(0, np.int64), poisson_tables(counts, n), NO_GRID),   # Poisson tables
+            (np.repeat(dense_of, counts), NO_TABLES, NO_GRID),             # unit draws
+            (np.empty(0, np.int64), NO_TABLES, grid)):                     # Conger's grid
+        args = (counts, dense_of, dense, idx, val, np.int64(8 + 4), units, tables,
+                *rater_grid, np.int64(n), 300, seeds)
+        out = _moment_blocks(*args)
+        np.testing.assert_array_equal(out, kern._bootstrap_type_moments_serial(*args))
+        np.testing.assert_array_equal(out, kern._bootstrap_type_moments(*args))
+        assert (out[:, :7].sum(axis=1) <= n).all() and out.std(axis=0)[:7].min() > 0

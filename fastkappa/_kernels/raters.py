@@ -127,16 +127,10 @@ def _grid_rater_features(grid, base, n_raters, k, conger_col, light_col, work, m
 
 
 @jit()
-def _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
-                   dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
-                   marg, state, out):
-    """Replicates lo..hi: draw type counts, then add up the types' features.
+def _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
+                     group_draws, gbuf, work, marg, out_row):
+    """Add the features of one replicate's type counts ``draws`` to ``out_row``.
 
-    Type counts come from a multinomial over the types: one binomial per
-    type, or with ``poisson`` tables (a tuple of non-empty arrays, see
-    ``_kernels.sampling._draw_multinomial_poisson``) one Poisson table
-    look-up per type; or, when ``unit_type`` is not empty, from ``n_units``
-    uniform draws of units (cheaper when almost every unit is its own type).
     Features are ``dense[dense_of[t]]`` (the first columns: types sharing a
     dense row are added up first, then each dense row once) plus sparse
     entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none; ``sp_val``
@@ -145,56 +139,97 @@ def _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, gr
     ``(base, n_raters, k, conger_col, light_col)``), Conger's and Light's
     columns come from the replicate's grid of rating rows instead
     (:func:`_grid_rater_features`; ``gbuf`` and ``work`` hold a grid each,
-    ``marg`` is (n_raters, base)).
+    ``marg`` is (n_raters, base)).  ``group_draws`` (one per dense row) is
+    scratch.
     """
-    n_types = type_counts.shape[0]
+    n_types = draws.shape[0]
     n_groups = dense.shape[0]
     n_dense = dense.shape[1]
     n_sparse = sp_idx.shape[1]
     unit_values = sp_val.shape[1] == 0
-    by_index = unit_type.shape[0] > 0
-    use_grid = grid_key.shape[0] > 0
-    fn = np.float64(n_units)
-    for rep in range(lo, hi):
-        if by_index:
-            for t in range(n_types):
-                draws[t] = 0
-            for _ in range(n_units):
-                u = min(np.int64(_uniform(state) * fn), n_units - 1)
-                draws[unit_type[u]] += 1
-        elif poisson[0].shape[0] > 0:
-            _draw_multinomial_poisson(poisson[0], poisson[1], poisson[2], poisson[3],
-                                      poisson[4], poisson[5], poisson[6], n_units, draws,
-                                      state)
-        else:
-            _draw_multinomial_fast(type_counts, total, n_units, draws, state)
-        for g in range(n_groups):
-            group_draws[g] = 0
+    for g in range(n_groups):
+        group_draws[g] = 0
+    for t in range(n_types):
+        m = draws[t]
+        if m != 0:
+            group_draws[dense_of[t]] += m
+            fm = np.float64(m)
+            for e in range(n_sparse):
+                c = sp_idx[t, e]
+                if c >= 0:
+                    if unit_values:
+                        out_row[c] += fm
+                    else:
+                        out_row[c] += fm * sp_val[t, e]
+    for g in range(n_groups):
+        m = group_draws[g]
+        if m != 0:
+            fm = np.float64(m)
+            for j in range(n_dense):
+                out_row[j] += fm * dense[g, j]
+    if grid_key.shape[0] > 0:
+        for i in range(gbuf.shape[0]):
+            gbuf[i] = 0
         for t in range(n_types):
-            m = draws[t]
-            if m != 0:
-                group_draws[dense_of[t]] += m
-                fm = np.float64(m)
-                for e in range(n_sparse):
-                    c = sp_idx[t, e]
-                    if c >= 0:
-                        if unit_values:
-                            out[rep, c] += fm
-                        else:
-                            out[rep, c] += fm * sp_val[t, e]
-        for g in range(n_groups):
-            m = group_draws[g]
-            if m != 0:
-                fm = np.float64(m)
-                for j in range(n_dense):
-                    out[rep, j] += fm * dense[g, j]
-        if use_grid:
-            for i in range(gbuf.shape[0]):
-                gbuf[i] = 0
-            for t in range(n_types):
-                gbuf[grid_key[t]] = draws[t]
-            _grid_rater_features(gbuf, grid_spec[0], grid_spec[1], grid_spec[2], grid_spec[3],
-                                 grid_spec[4], work, marg, out[rep])
+            gbuf[grid_key[t]] = draws[t]
+        _grid_rater_features(gbuf, grid_spec[0], grid_spec[1], grid_spec[2], grid_spec[3],
+                             grid_spec[4], work, marg, out_row)
+
+
+# The three blocks below draw replicates lo..hi from one seed in three ways and
+# add up their features (:func:`_moment_features`).  They take the same
+# arguments, so that a caller picks one without compiling the others:
+# ``type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
+# dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
+# marg, seed, state, out``; ``state`` (uint64 (4,)) and ``draws`` (one per
+# type) are scratch, as are ``gbuf``, ``work`` and ``marg``
+# (:func:`_grid_buffers`).
+
+
+@jit()
+def _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, grid_key,
+                            grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                            group_draws, gbuf, work, marg, seed, state, out):
+    """Type counts ~ Multinomial(n_units, type_counts / total): one binomial per type."""
+    _rng_init(seed, state)
+    for rep in range(lo, hi):
+        _draw_multinomial_fast(type_counts, total, n_units, draws, state)
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
+                         group_draws, gbuf, work, marg, out[rep])
+
+
+@jit()
+def _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, grid_key,
+                           grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                           group_draws, gbuf, work, marg, seed, state, out):
+    """The same multinomial through ``poisson`` tables (a tuple of non-empty
+    arrays, see ``_kernels.sampling._draw_multinomial_poisson``): one table
+    look-up per type."""
+    _rng_init(seed, state)
+    for rep in range(lo, hi):
+        _draw_multinomial_poisson(poisson[0], poisson[1], poisson[2], poisson[3],
+                                  poisson[4], poisson[5], poisson[6], n_units, draws, state)
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
+                         group_draws, gbuf, work, marg, out[rep])
+
+
+@jit()
+def _moments_block_units(type_counts, total, n_units, unit_type, poisson, grid_key,
+                         grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                         group_draws, gbuf, work, marg, seed, state, out):
+    """Type counts from ``n_units`` uniform draws of units, ``unit_type`` the
+    type of each (cheaper when almost every unit is its own type)."""
+    n_types = type_counts.shape[0]
+    fn = np.float64(n_units)
+    _rng_init(seed, state)
+    for rep in range(lo, hi):
+        for t in range(n_types):
+            draws[t] = 0
+        for _ in range(n_units):
+            u = min(np.int64(_uniform(state) * fn), n_units - 1)
+            draws[unit_type[u]] += 1
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
+                         group_draws, gbuf, work, marg, out[rep])
 
 
 @jit()
@@ -229,22 +264,30 @@ def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat
     A replicate draws ``n_units`` units with replacement, that is type counts
     ~ Multinomial(n_units, type_counts / sum(type_counts)), and returns
     ``sum_t m_t * features[t]``: an (n_rep, n_feat) float64 array (features
-    as in :func:`_moments_block`).  Put the most frequent types first (the
+    as in :func:`_moment_features`).  Put the most frequent types first (the
     draw stops once every unit is placed).
     """
     n_types = type_counts.shape[0]
     total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
     for b in prange(n_blocks):
         state = np.empty(4, dtype=np.uint64)
-        _rng_init(block_seeds[b], state)
         draws = np.zeros(n_types, dtype=np.int64)
         group_draws = np.zeros(dense.shape[0], dtype=np.int64)
         gbuf, work, marg = _grid_buffers(grid_key, grid_spec)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        _moments_block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
-                       dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
-                       marg, state, out)
+        if unit_type.shape[0] > 0:
+            _moments_block_units(type_counts, total, n_units, unit_type, poisson, grid_key,
+                                 grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                                 group_draws, gbuf, work, marg, block_seeds[b], state, out)
+        elif poisson[0].shape[0] > 0:
+            _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, grid_key,
+                                   grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                                   group_draws, gbuf, work, marg, block_seeds[b], state, out)
+        else:
+            _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, grid_key,
+                                    grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
+                                    group_draws, gbuf, work, marg, block_seeds[b], state, out)
     return out
 
 
@@ -418,24 +461,6 @@ def _pattern_keys(x, first, base, missing, n_space, n_chunks):
         hi = min(n, lo + step)
         _pattern_keys_block(x, first, base, missing, lo, hi, keys, cnt[b])
     return keys, cnt.sum(axis=0)
-
-
-@jit()
-def _decode_patterns(used, k, n_raters):
-    """Rating rows of pattern keys (digit g = rater g's class code + 1, base k + 1):
-    codes (T, R) int32 with -1 for missing, and counts (T, k) int32."""
-    t = used.shape[0]
-    codes = np.empty((t, n_raters), dtype=np.int32)
-    counts = np.zeros((t, k), dtype=np.int32)
-    for i in range(t):
-        rest = used[i]
-        for g in range(n_raters):
-            d = rest % (k + 1)
-            rest //= k + 1
-            codes[i, g] = d - 1
-            if d:
-                counts[i, d - 1] += 1
-    return codes, counts
 
 
 @jit()
