@@ -351,7 +351,11 @@ _FASTKAPPA_ONLY = ("nan_policy", "ignore_index", "n_classes", "thresholds")
 
 
 def _check_confusion(confusion) -> np.ndarray:
-    o = np.asarray(confusion)
+    try:
+        o = np.asarray(confusion)
+    except ValueError:  # NumPy's "inhomogeneous shape": rows of different lengths
+        raise ValueError("`confusion` must be a square (K, K) array of counts; its rows "
+                         "have different lengths.") from None
     if o.dtype == object or o.dtype.kind not in "biuf":
         raise ValueError("`confusion` must be a numeric (K, K) array of counts.")
     if o.ndim != 2 or o.shape[0] != o.shape[1] or o.shape[0] == 0:

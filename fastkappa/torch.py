@@ -40,8 +40,9 @@ try:
 except ImportError as _err:  # pragma: no cover - exercised only without torch
     raise ImportError(
         "fastkappa.torch needs PyTorch; install it with: pip install \"fastkappa[torch]\" "
-        "(from a clone: pip install -e \".[torch]\"), or see pytorch.org for a CPU or "
-        "CUDA build.") from _err
+        "(from a clone: pip install -e \".[torch]\"). On a machine without a GPU, install "
+        "the much smaller CPU build first: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cpu") from _err
 
 from ._core import weights as _weights
 from .exceptions import UndefinedKappaWarning
@@ -64,10 +65,18 @@ def _rows(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torc
             f"`input` must be (N, C) or (N, C, ...) logits/probabilities; got shape "
             f"{tuple(input.shape)}. For one score per row use continuous_qwk_loss.")
     if target.shape != input.shape[:1] + input.shape[2:]:
+        hint = ""
+        if input.ndim > 2 and target.shape == input.shape[:-1]:
+            hint = (" `input` looks channels-last (N, ..., C): move its class axis to "
+                    "position 1 with input.movedim(-1, 1).")
+        elif input.ndim + 1 == target.ndim or (
+                input.ndim == target.ndim and not input.dtype.is_floating_point
+                and target.dtype.is_floating_point):
+            hint = " Are `input` and `target` swapped? The scores come first."
         raise ValueError(
             f"`target` must have shape (N, ...) = {tuple(input.shape[:1] + input.shape[2:])} "
             f"for `input` of shape {tuple(input.shape)} (class axis at position 1); got "
-            f"{tuple(target.shape)}.")
+            f"{tuple(target.shape)}.{hint}")
     if target.dtype.is_floating_point or target.dtype.is_complex or target.dtype == torch.bool:
         raise ValueError(
             f"`target` must hold integer class indices (torch.long); got {target.dtype}. "

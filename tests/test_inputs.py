@@ -745,3 +745,10 @@ def test_cohen_kappa_nullable_integers_beyond_2_pow_53():
         np.testing.assert_array_equal(fk.confusion_matrix(col, p, nan_policy="omit"),
                                       [[1, 0], [1, 1]])
         assert_close(fk.cohen_kappa(col, p, nan_policy="omit", weights="linear"), expected)
+
+
+def test_ragged_confusion_table_is_named():
+    for f in (fk.kappa_from_confusion, fk.kappa_ci_from_confusion):
+        with pytest.raises(ValueError, match=r"square \(K, K\) array of counts; its rows "
+                                             r"have different lengths"):
+            f([[20, 5], [10]])

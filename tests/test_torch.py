@@ -313,3 +313,16 @@ def test_probabilities_in_any_float_dtype_pass(dtype):
     # an image of probabilities (N, C, H, W): rows along axis 1
     img = torch.softmax(torch.randn(2, 4, 3, 3), dim=1)
     fkt.kappa_loss(img, torch.randint(0, 4, (2, 3, 3)), from_logits=False)
+
+
+def test_shape_messages_name_channels_last_and_swapped_arguments():
+    logits = torch.randn(8, 4, 16, 16)
+    masks = torch.randint(0, 4, (8, 16, 16))
+    with pytest.raises(ValueError, match=r"looks channels-last .*input.movedim\(-1, 1\)"):
+        fkt.kappa_loss(logits.permute(0, 2, 3, 1), masks)
+    with pytest.raises(ValueError, match=r"Are `input` and `target` swapped\?"):
+        fkt.kappa_loss(masks, logits)
+    # the channels-last hint applies: the swapped hint does not
+    with pytest.raises(ValueError) as err:
+        fkt.kappa_loss(logits[:, :, :3], masks)
+    assert "swapped" not in str(err.value) and "channels-last" not in str(err.value)
