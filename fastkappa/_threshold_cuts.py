@@ -19,7 +19,11 @@ class Thresholds(np.ndarray):
     a ``labels`` attribute, the ``K`` classes in index order.
     :func:`apply_thresholds` returns those labels by default, so grades
     ``1..5`` come back as ``1..5`` and string grades as strings, not as
-    0-based indices.
+    0-based indices.  Passed as ``thresholds=`` to :func:`fastkappa.cohen_kappa`,
+    :func:`fastkappa.kappa_ci`, :func:`fastkappa.compare` or
+    :meth:`fastkappa.CohenKappa.update` without ``labels=`` or ``n_classes=``,
+    the cuts declare those labels as the classes, so a validation subset that
+    lacks a grade keeps the scale.
 
     Arithmetic, comparisons and indexing give plain ndarrays (``cuts + 1``
     no longer separates the same classes, ``cuts[:2]`` has fewer cut points

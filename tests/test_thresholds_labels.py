@@ -138,3 +138,26 @@ def test_optimizer_repr_shows_only_changed_parameters_after_pickling():
     assert repr(pickle.loads(pickle.dumps(fk.ThresholdOptimizer()))) == "ThresholdOptimizer()"
     opt = pickle.loads(pickle.dumps(fk.ThresholdOptimizer(cv=3, replace_undefined_by=0.0)))
     assert repr(opt) == "ThresholdOptimizer(cv=3, replace_undefined_by=0.0)"
+
+
+def test_fitted_cuts_declare_their_classes_where_thresholds_are_taken():
+    # a subset missing a grade: the cuts name the classes, as labels= would
+    rng = np.random.default_rng(0)
+    y = rng.integers(1, 4, 300)
+    s = y + rng.normal(0, 0.5, 300)
+    cuts = fk.optimize_thresholds(y, s)
+    sub = y < 3
+    want = fk.cohen_kappa(y[sub], s[sub], thresholds=cuts, labels=cuts.labels)
+    pred = np.asarray(cuts.labels)[np.searchsorted(np.asarray(cuts), s[sub], side="right")]
+    from sklearn.metrics import cohen_kappa_score
+
+    assert want == pytest.approx(cohen_kappa_score(y[sub], pred, labels=[1, 2, 3]), abs=1e-12)
+    assert fk.cohen_kappa(y[sub], s[sub], thresholds=cuts) == want
+    assert fk.kappa_ci(y[sub], s[sub], thresholds=cuts, method="asymptotic").estimate == want
+    assert fk.CohenKappa().update(y[sub], s[sub], thresholds=cuts).compute() == want
+    # plain cut points still number the classes from y_true, and say so when they cannot
+    with pytest.raises(ValueError, match="declare the classes"):
+        fk.cohen_kappa(y[sub], s[sub], thresholds=np.asarray(cuts))
+    # a label the cuts do not name is outside the declared classes
+    with pytest.raises(ValueError, match="outside the declared classes"):
+        fk.cohen_kappa(np.append(y, 7), np.append(s, 2.0), thresholds=cuts)

@@ -307,6 +307,11 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     fw = check_frequency_weight(frequency_weight, n, sample_weight)
     sw = check_sample_weight(sample_weight, n, allow_zero=stream)
     ignore_index = check_ignore_index(ignore_index)
+    if labels is None and n_classes is None and thresholds is not None:
+        from .._threshold_cuts import Thresholds
+
+        if isinstance(thresholds, Thresholds):  # fitted cuts name their classes
+            labels = thresholds.labels
     declared, kind = check_labels(labels, n_classes)
     for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:
