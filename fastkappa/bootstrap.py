@@ -150,7 +150,9 @@ def kappa_ci(
         multinomial path; many distinct weights cost O(n) per replicate).
         The asymptotic SEs use the weighted influence function. Each row
         stays one sampled unit: counts of identical rows belong in
-        ``frequency_weight``.
+        ``frequency_weight``, and a row of weight 0 is still drawn (adding
+        nothing), so its presence changes a bootstrap interval slightly
+        where dropping it would not; drop such rows first to leave them out.
     ignore_index : scalar, optional
         Rows where either side equals this value are dropped.
     nan_policy : {'raise', 'omit'}, default 'raise'
