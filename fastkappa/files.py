@@ -374,9 +374,11 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
 
 # --------------------------------------------------------------------------- reading
 
-def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
+def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str,
+                  fmt: str = "csv"):
     """Keep-mask of the rows without missing values (None: all kept); with
-    ``nan_policy='raise'`` the first missing value in file order is an error."""
+    ``nan_policy='raise'`` the first missing value in file order is an error
+    (worded for the file's format: tokens in text, nulls in Parquet/Arrow)."""
     any_missing = None
     first = None  # (row, column)
     for name, m in masks.items():
@@ -388,6 +390,10 @@ def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str):
         any_missing = m if any_missing is None else (any_missing | m)
     if first is not None and policy == "raise":
         i, name = first
+        if fmt != "csv":
+            raise DataError(
+                f"row {row0 + i}: column {name!r} is missing (a null or NaN); pass "
+                "nan_policy='omit' to skip rows with a missing value.")
         raise DataError(
             f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
             "token such as NA, NaN, None, null, - or ?); pass nan_policy='omit' to skip "
@@ -444,7 +450,7 @@ def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
                 values[c], masks[c] = conv[c].convert(cols[c], row0)
         n = _length(values[needed[0]])
         n_read += n
-        keep = _missing_rows(masks, row0, nan_policy)
+        keep = _missing_rows(masks, row0, nan_policy, src.fmt)
         index = None
         if keep is not None:
             index = np.flatnonzero(keep)
@@ -595,7 +601,8 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
         else:
             values[c], masks[c] = conv[c].convert(cols[c], row0)
     n_read = _length(values[spec.true])
-    keep = _missing_rows(masks, row0, spec.nan_policy)
+    keep = _missing_rows(masks, row0, spec.nan_policy,
+                         next((c.fmt for c in conv.values()), "csv"))
     index = None
     if keep is not None:
         index = np.flatnonzero(keep)

@@ -215,3 +215,20 @@ def test_sample_weights_zero_on_a_threads_slice_score_as_in_memory(tmp_path, thr
     finally:
         numba.set_num_threads(before)
     assert got == pytest.approx(fk.cohen_kappa(t, p, sample_weight=w), rel=1e-12)
+
+
+def test_missing_value_message_speaks_the_file_format(tmp_path):
+    # Parquet holds nulls, not text tokens: the message says so; CSV names its tokens
+    table = pa.table({"t": pa.array([0, 1, None, 2]), "p": pa.array([0, 1, 1, 2])})
+    path = tmp_path / "x.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(fk.files.DataError, match=r"row 3: column 't' is missing \(a null or "
+                                                 r"NaN\); pass nan_policy='omit'") as err:
+        fk.files.score_file(str(path), true="t", pred="p")
+    assert "token" not in str(err.value)
+    csv = tmp_path / "x.csv"
+    csv.write_text("t,p\n0,0\n1,1\nNA,1\n2,2\n")
+    with pytest.raises(fk.files.DataError, match=r"row 3: column 't' is missing \(empty, or "
+                                                 r"a missing-value token"):
+        fk.files.score_file(str(csv), true="t", pred="p")
+    assert fk.files.score_file(str(path), true="t", pred="p", nan_policy="omit") == 1.0
