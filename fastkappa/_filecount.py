@@ -117,6 +117,16 @@ class KeyIndex:
         return ids
 
     def _lookup(self, uniq: np.ndarray) -> np.ndarray:
+        if uniq.dtype.kind == "f":
+            # a whole number is the same id as that integer (one text block may hold
+            # 1 and 2, a later one 1, 2 and 2.5): integers take the integer path
+            whole = (uniq == np.floor(uniq)) & (np.abs(uniq) < 2.0**62)
+            if whole.any():
+                out = np.empty(len(uniq), dtype=np.int64)
+                out[whole] = self._lookup(uniq[whole].astype(np.int64))
+                if not whole.all():
+                    out[~whole] = self._lookup(uniq[~whole])
+                return out
         with self._lock:
             if uniq.dtype.kind in "iub":
                 ids = self._lut_ids(uniq)

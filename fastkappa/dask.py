@@ -548,7 +548,10 @@ def _partition_groups(part, spec, inputs):
                                n_classes=spec.get("n_classes"), sample_weight=w,
                                frequency_weight=f, **inputs)
         except (NoClassLeftError, NoRowsLeftError):
-            return out  # every row ignored or missing (omitted): no rows from this part
+            # every row ignored or missing (omitted): the groups are still met, with
+            # no rows (in memory such a group is listed with n = 0 and kappa NaN)
+            out["keys"] = keys[np.unique(codes[present])].tolist()
+            return out
     out["keys"] = res.groups.tolist()
     out["tables"] = np.asarray(res.confusion)
     out["classes"].update(res.classes, res.classes)
@@ -664,6 +667,9 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
         raise ValueError("no rows to score: the collections are empty"
                          + (" once rows without a group id are dropped." if missing else "."))
     classes = merged["labels"]
+    if len(classes) == 0:  # every partition's rows dropped
+        raise ValueError("no rows left to score after dropping ignored and missing rows; "
+                         "kappa needs at least one labelled pair.")
     # groups sorted as before (numbers, then strings), tables summed exactly (counts)
     order = sorted(range(len(merged["keys"])),
                    key=lambda j: (isinstance(merged["keys"][j], str), merged["keys"][j]))

@@ -43,15 +43,26 @@ def _score_columns(y_pred, thresholds) -> int | None:
     return None
 
 
-def _string_scales(y_true, y_pred) -> list[list]:
-    """The categories of each side that is an ordered categorical of strings (it
-    declares the classes in order).  Numbers need no declaration: their order is
-    their value."""
+def _declared_scales(y_true, y_pred, thresholds) -> list[list]:
+    """The scales a batch declares: the categories of each side that is an
+    ordered categorical of strings, or of numbers in another order than their
+    values (``[3, 1, 2, 7]``: learned numbers would be sorted), and the labels
+    of fitted cut points (:class:`~fastkappa.Thresholds`), as one call reads
+    them.  Numbers in value order declare nothing: a later batch may still
+    bring a class they did not list."""
+    from ._threshold_cuts import Thresholds
+
     scales = []
     for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if thresholds is not None and name == "y_pred":
+            continue  # scores, cut by the thresholds
         col = as_column(x, name)
-        if isinstance(col, CodesColumn) and col.ordered and col.kind == "str":
-            scales.append(list(col.categories))
+        if isinstance(col, CodesColumn) and col.ordered:
+            cats = list(col.categories)
+            if col.kind == "str" or cats != sorted(cats):
+                scales.append(cats)
+    if isinstance(thresholds, Thresholds):
+        scales.append(list(np.asarray(thresholds.labels).tolist()))
     return scales
 
 
@@ -362,17 +373,20 @@ class CohenKappa:
         weighted = not _weights.is_unweighted(self._weights_spec)
         fresh = not self._fixed and not len(self._labels)
         from_data = getattr(self, "_scale_from_data", False)
-        scales = _string_scales(y_true, y_pred) if weighted and (fresh or from_data) else []
+        scales = (_declared_scales(y_true, y_pred, thresholds)
+                  if weighted and (fresh or from_data) else [])
         scale = scales[0] if scales else None
         for other in scales if self._fixed else []:
             if other != self._labels.tolist():
                 raise ValueError(
-                    f"this batch is an ordered categorical with the categories {other}, but "
-                    f"the stream's classes are {self._labels.tolist()} (from its first "
-                    "batch); every batch must declare the same classes in the same order.")
+                    f"this batch declares the classes {other} (an ordered categorical, or "
+                    f"fitted cut points), but the stream's classes are "
+                    f"{self._labels.tolist()} (from its first batch); every batch must declare "
+                    "the same classes in the same order.")
         if scale is not None and not self._fixed:
-            # weighted, nothing learned yet: an ordered Categorical of strings declares
-            # the classes, as in one call, and the accumulator keeps them declared
+            # weighted, nothing learned yet: an ordered Categorical (or fitted cut
+            # points) declares the classes, as in one call, and the accumulator keeps
+            # them declared
             enc = encode_pair(y_true, y_pred, **inputs)
             batch = enc.confusion()
             self._fixed = self._scale_from_data = True

@@ -231,3 +231,23 @@ def test_id_column_of_two_kinds_is_named_as_an_id_column(tmp_path):
                                               r"hold numbers; an id column must hold one "
                                               r"kind of value"):
         files.score_file(str(path), true="t", pred="p", by="site")
+
+
+def test_ids_whole_in_one_csv_block_and_fractional_in_another_are_one_id(tmp_path):
+    # block 1 holds ids 1 and 2 (integers), a later block 1, 2 and 2.5 (numbers):
+    # 1 and 1.0 are one group, as pandas reads the column
+    n = 3 * _io.CSV_BLOCK_SIZE // 8
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.7, t, rng.integers(0, 3, n))
+    g = np.where(np.arange(n) < n // 2, 1 + np.arange(n) % 2,
+                 np.array([1, 2, 2.5])[np.arange(n) % 3])
+    path = tmp_path / "ids.csv"
+    with open(path, "w") as f:
+        f.write("t,p,g\n")
+        f.writelines(f"{a},{b},{c:g}\n" for a, b, c in zip(t, p, g, strict=True))
+    res = files.score_file(str(path), true="t", pred="p", by="g")
+    ref = _ref(t, p, g)
+    assert res.groups.tolist() == ref.groups.tolist() == [1, 2, 2.5]
+    np.testing.assert_array_equal(res.n_rows, ref.n_rows)
+    np.testing.assert_allclose(res.estimate, ref.estimate, rtol=0, atol=1e-12)

@@ -350,3 +350,27 @@ def test_partitions_whose_rows_all_drop_are_empty():
     t_nan = np.where(t < 0, np.nan, t)
     assert fkd.cohen_kappa(da.from_array(t_nan, chunks=4), dp, nan_policy="omit") == \
         pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.UndefinedKappaWarning")
+def test_groups_of_dropped_partitions_are_listed_and_missing_values_raise():
+    t = np.array([-1, -1, 0, 1, 1, 0])
+    p = np.array([-1, 0, 0, 1, 1, 1])
+    g = np.array(["z", "z", "a", "a", "b", "b"])
+    dt, dp, dg = (da.from_array(x, chunks=2) for x in (t, p, g))
+    mem = fk.kappa_by_group(t, p, g, ignore_index=-1)
+    got = fkd.kappa_by_group(dt, dp, dg, ignore_index=-1)
+    assert got.groups.tolist() == mem.groups.tolist() == ["a", "b", "z"]
+    np.testing.assert_array_equal(got.n_rows, mem.n_rows)
+    np.testing.assert_allclose(got.estimate, mem.estimate)
+    with pytest.raises(ValueError, match="no rows left to score"):
+        fkd.kappa_by_group(dt[:2], dp[:2], dg[:2], ignore_index=-1)
+    # a partition of missing rows is an error under nan_policy='raise', as in memory
+    tn = np.array([np.nan, np.nan, 0, 1, 2, 1])
+    pn = np.array([np.nan, np.nan, 0, 1, 1, 1])
+    for f in (fkd.cohen_kappa, fkd.confusion_matrix):
+        with pytest.raises(ValueError, match="hold a missing value"):
+            f(da.from_array(tn, chunks=2), da.from_array(pn, chunks=2))
+    with pytest.raises(ValueError, match="hold a missing value"):
+        fkd.kappa_by_group(da.from_array(tn, chunks=2), da.from_array(pn, chunks=2),
+                           da.from_array(np.array([0, 0, 1, 1, 1, 1]), chunks=2))

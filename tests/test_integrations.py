@@ -368,3 +368,21 @@ def test_integer_predictions_are_labels_never_clipped():
     # cut points still apply when given, and floats still round to the nearest class
     assert qwk_score([0, 1, 2, 3], [0, 1, 2, 7], thresholds=[0.5, 1.5, 2.5]) == 1.0
     assert qwk_score([0, 1, 2, 3], [0.0, 1.0, 2.0, 7.0]) == 1.0
+
+
+def test_qwk_score_reads_fitted_cuts_labels_and_refuses_other_lengths():
+    from sklearn.metrics import cohen_kappa_score
+
+    from fastkappa.integrations import qwk_score
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(1, 6, 300)
+    s = y + rng.normal(0, 0.5, 300)
+    cuts = fk.optimize_thresholds(y, s, weights="quadratic")
+    sub = y < 5  # a fold without grade 5: the cuts still name five classes
+    pred = np.asarray(cuts.labels)[np.searchsorted(np.asarray(cuts), s[sub], side="right")]
+    assert qwk_score(y[sub], s[sub], thresholds=cuts) == pytest.approx(
+        cohen_kappa_score(y[sub], pred, weights="quadratic", labels=[1, 2, 3, 4, 5]))
+    # integer labels of another length are not class-major scores
+    with pytest.raises(ValueError, match="same length"):
+        qwk_score([0, 1], [0, 1, 1, 0])

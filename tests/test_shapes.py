@@ -324,3 +324,11 @@ def test_any_shape_and_layout_equals_flattened(shape, k, seed, order, weights):
         np.testing.assert_array_equal(
             fk.confusion_matrix(t, scores, n_classes=k),
             fk.confusion_matrix(t.ravel(), hard.ravel(), n_classes=k))
+
+
+def test_iterator_predictions_follow_the_shape_rules(rng):
+    t, p = _data(rng, (4, 5))
+    with pytest.raises(ValueError, match=r"`y_pred` is 1-D with 20 rows"):
+        fk.cohen_kappa(t, iter(p.reshape(-1).tolist()))
+    assert fk.cohen_kappa(t, iter(p.tolist())) == fk.cohen_kappa(t, p)
+    assert fk.cohen_kappa(t.reshape(-1), iter(p.reshape(-1).tolist())) == fk.cohen_kappa(t, p)

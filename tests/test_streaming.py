@@ -423,8 +423,9 @@ def test_weighted_stream_refuses_a_categorical_of_another_order():
     first = pd.Categorical(["lo", "hi", "mid"], categories=scale, ordered=True)
     other = pd.Categorical(["lo", "hi"], categories=scale[::-1], ordered=True)
     acc = CohenKappa(weights="quadratic").update(first, first)
-    with pytest.raises(ValueError, match="ordered categorical with the categories "
-                       r"\['hi', 'mid', 'lo'\], but the stream's classes are"):
+    with pytest.raises(ValueError, match=r"this batch declares the classes \['hi', 'mid', "
+                                         r"'lo'\] \(an ordered categorical, or fitted cut "
+                                         r"points\), but the stream's classes are"):
         acc.update(other, other)
     assert acc.n_rows == 3  # left unchanged
 
@@ -448,7 +449,8 @@ def test_weighted_stream_refuses_a_y_pred_categorical_of_another_order():
     cat = lambda v, c=scale: pd.Categorical(v, categories=c, ordered=True)  # noqa: E731
     acc = CohenKappa(weights="quadratic").update(cat(["lo", "mid", "hi"]),
                                                 cat(["lo", "mid", "hi"]))
-    with pytest.raises(ValueError, match=r"categories \['hi', 'mid', 'lo'\], but the stream"):
+    with pytest.raises(ValueError, match=r"classes \['hi', 'mid', 'lo'\] \(an ordered "
+                                         r"categorical, or fitted cut points\), but the stream"):
         acc.update(cat(["lo"]), cat(["hi"], scale[::-1]))
     assert acc.n_rows == 3
 
@@ -498,3 +500,44 @@ def test_batch_whose_rows_all_drop_adds_nothing():
         fk.CohenKappa().update([np.nan], [1])
     with pytest.raises(ValueError, match="no rows left to score"):  # one call: an error
         fk.cohen_kappa([255], [1], ignore_index=255)
+
+
+def test_all_missing_batch_is_an_error_under_nan_policy_raise():
+    # a batch with no class left is empty only when its rows are dropped on purpose
+    with pytest.raises(ValueError, match=r"2 rows hold a missing value .* `y_true` and "
+                                         r"`y_pred`; pass nan_policy='omit'"):
+        fk.CohenKappa().update([np.nan, np.nan], [np.nan, np.nan])
+    with pytest.raises(ValueError, match="missing value"):
+        fk.CohenKappa().update([np.nan, 255], [1, 255], ignore_index=255)
+    # a row ignored on either side is dropped before its missing value counts
+    acc = fk.CohenKappa().update([np.nan], [255], ignore_index=255)
+    with pytest.raises(ValueError, match="holds no rows"):
+        acc.compute()
+
+
+def test_ordered_categoricals_keep_their_order_through_merges():
+    pd = pytest.importorskip("pandas")
+    for cats in ([3, 1, 2, 7], ["severe", "none", "mild"]):
+        dtype = pd.CategoricalDtype(cats, ordered=True)
+        t = pd.Series(pd.Categorical([cats[0], cats[1], cats[2], cats[0]], dtype=dtype))
+        p = pd.Series(pd.Categorical([cats[0], cats[2], cats[2], cats[1]], dtype=dtype))
+        a = fk.CohenKappa(weights="quadratic").update(t[:2], p[:2])
+        a.merge(fk.CohenKappa(weights="quadratic").update(t[2:], p[2:]))
+        assert list(a.labels) == cats
+        assert a.compute() == pytest.approx(fk.cohen_kappa(t, p, weights="quadratic"),
+                                            abs=1e-12)
+
+
+def test_fitted_cuts_with_string_labels_declare_a_weighted_stream():
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(0)
+    names = np.array(["lo", "mid", "hi"])
+    y = names[rng.integers(0, 3, 300)]
+    s = np.array([{"lo": 0, "mid": 1, "hi": 2}[v] for v in y]) + rng.normal(0, 0.6, 300)
+    cuts = fk.optimize_thresholds(y, s, labels=["lo", "mid", "hi"], weights="quadratic")
+    got = fk.CohenKappa(weights="quadratic").update(y[:150], s[:150], thresholds=cuts)
+    got.update(y[150:], s[150:], thresholds=cuts)
+    pred = np.asarray(cuts.labels)[np.searchsorted(np.asarray(cuts), s, side="right")]
+    assert got.compute() == pytest.approx(cohen_kappa_score(
+        y, pred, weights="quadratic", labels=["lo", "mid", "hi"]), abs=1e-12)

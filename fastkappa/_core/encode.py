@@ -267,6 +267,60 @@ def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
     return idx
 
 
+def _missing(col) -> np.ndarray | None:
+    """Rows whose value is missing (NaN/None), or None when none is."""
+    if isinstance(col, CodesColumn):
+        m = np.asarray(col.codes) < 0
+    elif isinstance(col, FloatColumn):
+        m = np.isnan(col.values)
+    elif isinstance(col, MatrixColumn) and col.values.dtype.kind == "f":
+        m = np.isnan(col.values).any(axis=1)
+    else:
+        return None
+    return m if m.any() else None
+
+
+def _ignored(col, ignore_index) -> np.ndarray | None:
+    """Rows whose value equals ``ignore_index``, or None."""
+    if ignore_index is None:
+        return None
+    if isinstance(col, CodesColumn):
+        cats = np.asarray(col.categories)
+        hit = np.flatnonzero(np.array([c == ignore_index for c in cats.tolist()], dtype=bool))
+        return np.isin(np.asarray(col.codes), hit)
+    if isinstance(col, (IntColumn, FloatColumn)):
+        return np.asarray(col.values == ignore_index)
+    return None
+
+
+def _raise_missing(tcol, pcol, names, ignore_index) -> None:
+    """The missing-value error of :meth:`EncodedPair._validate_slots`, for columns
+    whose every row is missing or ignored (no table is counted for them): a row
+    ignored on either side is dropped before a missing value counts."""
+    n = column_length(tcol)
+    kept = np.ones(n, dtype=bool)
+    for col in (tcol, pcol):
+        ign = _ignored(col, ignore_index)
+        if ign is not None:
+            kept &= ~ign
+    masks = []
+    for name, col in zip(names, (tcol, pcol), strict=True):
+        m = _missing(col)
+        masks.append((name, None if m is None or not (m & kept).any() else m & kept))
+    which = [name for name, m in masks if m is not None]
+    if not which:
+        return
+    any_missing = np.zeros(n, dtype=bool)
+    for _, m in masks:
+        if m is not None:
+            any_missing |= m
+    n_missing = int(any_missing.sum())
+    raise ValueError(
+        f"{rows_text(n_missing)} {'holds' if n_missing == 1 else 'hold'} a missing value "
+        f"(NaN/None) in {' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' "
+        "to drop those rows.")
+
+
 def column_length(col) -> int:
     if isinstance(col, CodesColumn):
         return len(col.codes)
@@ -393,6 +447,8 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     else:
         classes = np.asarray(declared)
     if len(classes) == 0:
+        if nan_policy == "raise":  # missing values are an error before anything else
+            _raise_missing(tcol, pcol, names, ignore_index)
         raise NoClassLeftError(
             "no class left to score: every row is missing or equals `ignore_index`.")
     if len(classes) > MAX_CLASSES:

@@ -59,6 +59,8 @@ def _is_column(shape: tuple[int, ...]) -> bool:
 
 
 def _flatten_pred(y_pred, shape: tuple[int, ...], name: str, t_name: str):
+    if _len(y_pred) is None and hasattr(y_pred, "__next__"):
+        y_pred = list(y_pred)  # an iterator: read once here, where its shape counts
     arr = _nd(y_pred)
     if arr is None:
         n = _len(y_pred)
