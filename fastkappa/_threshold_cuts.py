@@ -205,3 +205,9 @@ def _labels_array(labels) -> np.ndarray:
     if lab.ndim != 1:
         raise ValueError("`labels` must be a 1-D list of class labels.")
     return lab
+
+
+def fitted_labels(thresholds):
+    """The classes fitted cut points name (a :class:`Thresholds`), or None for
+    anything else: plain cut points number the classes from the data."""
+    return thresholds.labels if isinstance(thresholds, Thresholds) else None

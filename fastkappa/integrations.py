@@ -134,10 +134,9 @@ def qwk_score(
     n = len(y_true)
     pred = _as_array(y_pred)
     if labels is None and n_classes is None and thresholds is not None:
-        from ._threshold_cuts import Thresholds
+        from ._threshold_cuts import fitted_labels
 
-        if isinstance(thresholds, Thresholds):  # fitted cuts name their classes
-            labels = thresholds.labels
+        labels = fitted_labels(thresholds)  # fitted cuts name their classes
     if pred.ndim == 2 and pred.shape[1] == 1:
         pred = pred[:, 0]
     if pred.ndim == 1 and n > 0 and pred.size != n and pred.size % n == 0 and (

@@ -50,7 +50,7 @@ def _declared_scales(y_true, y_pred, thresholds) -> list[list]:
     of fitted cut points (:class:`~fastkappa.Thresholds`), as one call reads
     them.  Numbers in value order declare nothing: a later batch may still
     bring a class they did not list."""
-    from ._threshold_cuts import Thresholds
+    from ._threshold_cuts import fitted_labels
 
     scales = []
     for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
@@ -61,8 +61,9 @@ def _declared_scales(y_true, y_pred, thresholds) -> list[list]:
             cats = list(col.categories)
             if col.kind == "str" or cats != sorted(cats):
                 scales.append(cats)
-    if isinstance(thresholds, Thresholds):
-        scales.append(list(np.asarray(thresholds.labels).tolist()))
+    cut_labels = fitted_labels(thresholds)
+    if cut_labels is not None:
+        scales.append(np.asarray(cut_labels).tolist())
     return scales
 
 

@@ -20,6 +20,7 @@ from .encoding import (
     Side,
     float_codes,
     int_lut,
+    missing_message,
     rows_text,
     whole_float_column,
 )
@@ -314,11 +315,7 @@ def _raise_missing(tcol, pcol, names, ignore_index) -> None:
     for _, m in masks:
         if m is not None:
             any_missing |= m
-    n_missing = int(any_missing.sum())
-    raise ValueError(
-        f"{rows_text(n_missing)} {'holds' if n_missing == 1 else 'hold'} a missing value "
-        f"(NaN/None) in {' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' "
-        "to drop those rows.")
+    raise ValueError(missing_message(int(any_missing.sum()), which))
 
 
 def column_length(col) -> int:
@@ -362,10 +359,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
     sw = check_sample_weight(sample_weight, n, allow_zero=stream)
     ignore_index = check_ignore_index(ignore_index)
     if labels is None and n_classes is None and thresholds is not None:
-        from .._threshold_cuts import Thresholds
+        from .._threshold_cuts import fitted_labels
 
-        if isinstance(thresholds, Thresholds):  # fitted cuts name their classes
-            labels = thresholds.labels
+        labels = fitted_labels(thresholds)  # fitted cuts name their classes
     declared, kind = check_labels(labels, n_classes)
     for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:

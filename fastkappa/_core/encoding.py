@@ -71,6 +71,13 @@ def _py(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def missing_message(n_missing: int, which: list[str]) -> str:
+    """The error for rows holding a missing value under ``nan_policy='raise'``."""
+    return (f"{rows_text(n_missing)} {'holds' if n_missing == 1 else 'hold'} a missing value "
+            f"(NaN/None) in {' and '.join(f'`{w}`' for w in which)}; pass "
+            "nan_policy='omit' to drop those rows.")
+
+
 def rows_text(n) -> str:
     n = int(n)
     return f"{n} row" if n == 1 else f"{n} rows"
@@ -295,17 +302,8 @@ class EncodedPair:
         col_mis = int(table[:, mis].sum()) - int(table[ign, mis])
         n_missing = row_mis + col_mis - int(table[mis, mis])
         if n_missing and self.nan_policy == "raise":
-            which = []
-            if row_mis:
-                which.append(t_name)
-            if col_mis:
-                which.append(p_name)
-            raise ValueError(
-                f"{rows_text(n_missing)} {'holds' if n_missing == 1 else 'hold'} a missing "
-                "value (NaN/None) in "
-                f"{' and '.join(f'`{w}`' for w in which)}; pass nan_policy='omit' to "
-                "drop those rows."
-            )
+            which = [name for name, n in ((t_name, row_mis), (p_name, col_mis)) if n]
+            raise ValueError(missing_message(n_missing, which))
         if int(table[inv, :].sum()) - int(table[inv, ign]) - int(table[inv, mis]):
             self._raise_invalid(0)
         if int(table[:, inv].sum()) - int(table[ign, inv]) - int(table[mis, inv]):
