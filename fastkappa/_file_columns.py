@@ -202,9 +202,11 @@ class IdConverter(LabelConverter):
 
 
 def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
-    """CSV words of an id column as numbers: int64 when every one is a whole
-    number within range (:func:`_parse_labels`), else float64; None when a word
-    is not a finite number (the column holds strings)."""
+    """CSV words of an id column as float64 numbers, for a block where
+    :func:`_parse_labels` found a number that is no class label (``2.5``);
+    None when a word is not a finite number (the column holds strings).
+    Whole numbers among them keep the ids of the integers they equal
+    (``KeyIndex``)."""
     values = np.zeros(len(words), dtype=np.float64)
     for i, w in enumerate(words):
         try:
