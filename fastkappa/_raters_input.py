@@ -35,6 +35,7 @@ from ._core.encode import (
 )
 from ._core.encoding import float_codes as _float_codes
 from ._core.options import check_marker_kind
+from ._core.stand_ins import ColdStandIn
 
 
 @dataclass(frozen=True, eq=False)
@@ -555,8 +556,7 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     scan_missing = has_missing and (is_float or (miss.is_integer() and abs(miss) < 2.0**62))
     if chunks == 1:
         parts = np.zeros((1, 3), dtype=np.int64)
-        scan = kern._scan_float_block if is_float else kern._scan_int_block
-        scan(flat, 0, len(flat), scan_missing, miss, parts[0])
+        _scan_serial(flat, is_float, scan_missing, miss, parts[0])
     else:
         parts = kern._scan_values(flat, is_float, scan_missing, miss, np.int64(chunks))
     lo, hi = int(parts[:, 0].min()), int(parts[:, 1].max())
@@ -601,6 +601,67 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
             codes, table, classes = _drop_unused(used, codes, table, classes)
             summary = (summary[0], summary[1][used], summary[2])
     return _finish(codes, classes, True, list(range(x.shape[1])), table, summary)
+
+
+#: NumPy stand-ins for the serial scan and pattern-key kernels while a fresh
+#: kernel cache has neither (about 0.3 s of compiling at the first many-rater
+#: call; NumPy takes a few milliseconds more on 1e5 x 3 ratings), for
+#: inputs below the parallel threshold, until they have run this long
+_cold_scan = ColdStandIn(budget=0.5)
+_cold_keys = ColdStandIn(budget=0.5)
+
+
+def _scan_serial(flat: np.ndarray, is_float: bool, has_missing: bool, missing: float,
+                 out: np.ndarray) -> None:
+    """``_scan_float_block`` / ``_scan_int_block`` over all of ``flat`` into ``out``:
+    (min, max, #bad) of the present values, in NumPy while a fresh cache has
+    not compiled the kernel (the same three numbers)."""
+    kern = _kernels()
+    scan = kern._scan_float_block if is_float else kern._scan_int_block
+    args = (flat, 0, len(flat), has_missing, missing, out)
+    if not _cold_scan.wanted(scan, args, (is_float, flat.dtype)):
+        scan(*args)
+        return
+    with _cold_scan.time.timing():
+        big = 1 << 62
+        if is_float:
+            v = flat.astype(np.float64, copy=False)
+            present = v == v
+            if has_missing:
+                present &= v != missing
+            w = np.where(present, v, 0.0)
+            iv = np.clip(w, -4.6e18, 4.6e18).astype(np.int64)  # inf stays bad
+            bad = int(np.count_nonzero(iv.astype(np.float64) != w))
+            iv = iv[present]
+        else:
+            iv = flat.astype(np.int64, copy=False)
+            bad = 0
+            if has_missing:
+                iv = iv[iv != np.int64(missing)]
+        out[:] = (iv.min(), iv.max(), bad) if len(iv) else (big, -big, bad)
+
+
+def _pattern_keys_serial(x: np.ndarray, first: np.int64, base: np.int64, marker: float,
+                         keys: np.ndarray, cnt: np.ndarray) -> None:
+    """``_pattern_keys_block`` over every row of ``x``, in NumPy while a fresh
+    cache has not compiled the kernel: the same float64 sums in the same
+    order, so the same keys and counts."""
+    kern = _kernels()
+    args = (x, first, base, marker, 0, x.shape[0], keys, cnt)
+    layout = "C" if x.flags.c_contiguous else "F" if x.flags.f_contiguous else "A"
+    if not _cold_keys.wanted(kern._pattern_keys_block, args, (x.dtype, layout)):
+        kern._pattern_keys_block(*args)
+        return
+    with _cold_keys.time.timing():
+        shift = 1.0 - np.float64(first)
+        key = np.zeros(x.shape[0])
+        m = 1.0
+        for g in range(x.shape[1]):
+            v = x[:, g].astype(np.float64)
+            key += np.where((v == v) & (v != marker), v + shift, 0.0) * m
+            m *= np.float64(base)
+        keys[:] = key.astype(np.int32)
+        cnt += np.bincount(keys, minlength=len(cnt))
 
 
 def _drop_unused(used: np.ndarray, codes: np.ndarray, counts: np.ndarray, classes: np.ndarray
@@ -665,7 +726,7 @@ def by_patterns(x: np.ndarray, first: int, classes: np.ndarray, marker: float, s
     if chunks == 1:
         keys = np.empty(n, dtype=np.int32)
         cnt = np.zeros(space, dtype=np.int64)
-        kern._pattern_keys_block(x, np.int64(first), np.int64(k + 1), marker, 0, n, keys, cnt)
+        _pattern_keys_serial(x, np.int64(first), np.int64(k + 1), marker, keys, cnt)
     else:
         keys, cnt = kern._pattern_keys(x, np.int64(first), np.int64(k + 1), marker,
                                        np.int64(space), np.int64(chunks))

@@ -32,6 +32,7 @@ with ``r*_ik = sum_l a_kl r_il`` (kappa-family agreement weights ``a``) and
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -712,39 +713,46 @@ def bootstrap_moments(m: Model, units: Units, n_resamples: int,
         tables = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(1, np.int64),
                   np.empty(0), np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
     per_rep = (n_units if by_index else len(counts)) + dense.shape[1] + idx.shape[1]
+    # without the kernels compiled, the blocks run from Python with the rater
+    # columns as sparse entries (no grid, the same integer sums)
+    sparse = _sparse_tail(feats, tail.start) if len(grid_key) else (idx, val)
     return run_driver(kern._bootstrap_type_moments, kern._bootstrap_type_moments_serial,
                       n_resamples * per_rep, counts, dense_of, np.ascontiguousarray(dense),
                       idx, val, np.int64(feats.shape[1]), unit_type, tables, grid_key,
                       grid_spec, np.int64(n_units), n_resamples,
-                      block_seeds(seed, n_resamples), blocks=_moment_blocks)
+                      block_seeds(seed, n_resamples),
+                      blocks=functools.partial(_moment_blocks, sparse=sparse))
 
 
 def _moment_blocks(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_type, poisson,
-                   grid_key, grid_spec, n_units, n_rep, block_seeds) -> np.ndarray:
+                   grid_key, grid_spec, n_units, n_rep, block_seeds, *, sparse) -> np.ndarray:
     """``_bootstrap_type_moments_serial`` as a Python loop over its blocks (the
     same blocks and seeds, so the same replicates), with the scratch allocated
     here: a fresh kernel cache then compiles the block alone, not the driver
-    and its allocations (see :func:`fastkappa._core.units.run_driver`)."""
+    and its allocations (see :func:`fastkappa._core.units.run_driver`).
+
+    ``sparse`` = ``(sp_idx, sp_val)`` of every column after the dense ones:
+    they replace the grid, whose kernels need not compile then.  Conger's and
+    Light's columns are counts either way, sums of whole numbers, so they come
+    out the same.
+    """
     kern = raters_kernels()
+    sp_idx, sp_val = sparse
     total = np.int64(type_counts.sum())
     out = np.zeros((n_rep, int(n_feat)), dtype=np.float64)
     n_blocks = len(block_seeds)
     step = -(-n_rep // n_blocks)
-    size = int(grid_spec[0]) ** int(grid_spec[1]) if len(grid_key) else 0
-    shape = (int(grid_spec[1]), int(grid_spec[0])) if len(grid_key) else (0, 0)
     state = np.empty(4, dtype=np.uint64)
     block = (kern._moments_block_units if len(unit_type)
              else kern._moments_block_poisson if len(poisson[0])
              else kern._moments_block_binomial)  # only the draw in use compiles
+    draws = np.zeros(len(type_counts), dtype=np.int64)
+    group_draws = np.zeros(dense.shape[0], dtype=np.int64)
     for b in range(n_blocks):
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        block(type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec, dense_of,
-              dense, sp_idx, sp_val, np.int64(lo), np.int64(hi),
-              np.zeros(len(type_counts), dtype=np.int64),
-              np.zeros(dense.shape[0], dtype=np.int64), np.empty(size, dtype=np.int64),
-              np.empty(size, dtype=np.int64), np.empty(shape, dtype=np.int64),
-              block_seeds[b], state, out)
+        block(type_counts, total, n_units, unit_type, poisson, dense_of, dense, sp_idx, sp_val,
+              np.int64(lo), np.int64(hi), draws, group_draws, block_seeds[b], True, state, out)
     return out
 
 

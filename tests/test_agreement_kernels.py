@@ -10,6 +10,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastkappa._kernels import raters as kern
 
@@ -379,9 +381,10 @@ def test_grid_rater_features_kernel_against_numpy(rng):
 
 def test_moment_blocks_from_python_equal_both_drivers():
     """A fresh cache runs the serial driver's blocks from Python (compiling only
-    the block of the draw in use): the same replicates in each of the three draws."""
+    the block of the draw in use, and the grid's columns as sparse entries): the
+    same replicates in each of the three draws and with a grid."""
     from fastkappa._core.units import poisson_tables
-    from fastkappa.raters import _moment_blocks
+    from fastkappa.raters import _moment_blocks, _sparse_tail
 
     counts = np.repeat(np.array([80, 40, 20, 10], dtype=np.int64), 60)
     n = int(counts.sum())
@@ -390,15 +393,99 @@ def test_moment_blocks_from_python_equal_both_drivers():
     idx = np.full((len(counts), 1), 7, np.int64)
     val = np.linspace(0.5, 2.0, len(counts))[:, None]
     seeds = np.arange(1, 9, dtype=np.uint32)
-    grid = (np.arange(len(counts), dtype=np.int64) % 16, np.array([2, 4, 1, 8, -1]))
+    # Conger's columns 8..15 of 8 raters and one class: bit r of the key (rater
+    # 0 the most significant, one key per type) says whether rater r rated
+    grid = (np.arange(len(counts), dtype=np.int64), np.array([2, 8, 1, 8, -1]))
+    bits = (grid[0][:, None] >> np.arange(7, -1, -1)) & 1
+    features = np.hstack([dense[dense_of], val, bits.astype(float)])
     for units, tables, rater_grid in (
             (np.empty(0, np.int64), NO_TABLES, NO_GRID),                   # binomials
             (np.empty(0, np.int64), poisson_tables(counts, n), NO_GRID),   # Poisson tables
             (np.repeat(dense_of, counts), NO_TABLES, NO_GRID),             # unit draws
             (np.empty(0, np.int64), NO_TABLES, grid)):                     # Conger's grid
-        args = (counts, dense_of, dense, idx, val, np.int64(8 + 4), units, tables,
+        args = (counts, dense_of, dense, idx, val, np.int64(8 + 8), units, tables,
                 *rater_grid, np.int64(n), 300, seeds)
-        out = _moment_blocks(*args)
+        tail = _sparse_tail(features, 7) if len(rater_grid[0]) else (idx, val)
+        out = _moment_blocks(*args, sparse=tail)
         np.testing.assert_array_equal(out, kern._bootstrap_type_moments_serial(*args))
         np.testing.assert_array_equal(out, kern._bootstrap_type_moments(*args))
         assert (out[:, :7].sum(axis=1) <= n).all() and out.std(axis=0)[:7].min() > 0
+
+
+_ARRAY_DTYPES = ("float64", "float32", "int64", "int16", "uint8", "int8")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_ARRAY_DTYPES), st.integers(0, 3), st.integers(1, 200),
+       st.integers(0, 2**32 - 1), st.sampled_from([None, -1.0, 3.0, 2.5]))
+def test_cold_stand_ins_for_scan_and_pattern_keys_equal_the_kernels(
+        dtype, n_raters_less, n, seed, marker):
+    """A fresh kernel cache scans ratings and keys rating rows with NumPy: the
+    same (min, max, #bad) and the same keys and counts as the kernels, for
+    every dtype, marker and odd value (non-whole, infinite, huge, negative)."""
+    from unittest import mock
+
+    from fastkappa import _raters_input as ri
+
+    rng = np.random.default_rng(seed)
+    r = 4 - n_raters_less
+    x = rng.integers(-1, 5, (n, r)).astype(dtype)
+    if x.dtype.kind == "f":
+        x[rng.random(x.shape) < 0.2] = np.nan
+        odd = rng.random(x.shape) < 0.05
+        x[odd] = rng.choice(np.array([0.5, np.inf, -np.inf, 1e30], dtype=dtype), odd.sum())
+    has_missing = marker is not None
+    miss = marker if has_missing else 0.0
+    for cold in (True, False):
+        with mock.patch.object(ri._cold_scan, "wanted", lambda *a, cold=cold: cold), \
+                mock.patch.object(ri._cold_keys, "wanted", lambda *a, cold=cold: cold):
+            is_float = x.dtype.kind == "f"
+            scan_missing = has_missing and (is_float or float(miss).is_integer())
+            got = np.zeros(3, np.int64)
+            ri._scan_serial(x.ravel(), is_float, scan_missing, miss, got)
+            want = np.zeros(3, np.int64)
+            (kern._scan_float_block if is_float else kern._scan_int_block)(
+                x.ravel(), 0, x.size, scan_missing, miss, want)
+            np.testing.assert_array_equal(got, want)
+            # pattern keys: present values 0..4 (digits 1..5, base 6); -1 and NaN missing
+            y = rng.integers(-1, 5, (n, r)).astype("int16" if dtype == "uint8" else dtype)
+            if y.dtype.kind == "f":
+                y[rng.random(y.shape) < 0.1] = np.nan
+            for lay in (y, np.asfortranarray(y), y[::-1]):
+                keys, cnt = np.empty(n, np.int32), np.zeros(6 ** r, np.int64)
+                ri._pattern_keys_serial(lay, np.int64(0), np.int64(6), -1.0, keys, cnt)
+                keys2, cnt2 = np.empty(n, np.int32), np.zeros(6 ** r, np.int64)
+                kern._pattern_keys_block(lay, np.int64(0), np.int64(6), -1.0, 0, n, keys2, cnt2)
+                np.testing.assert_array_equal(keys, keys2)
+                np.testing.assert_array_equal(cnt, cnt2)
+
+
+def test_many_rater_scores_in_a_fresh_cache_compile_no_scan_or_key_kernel(tmp_path):
+    """The first many-rater call of a fresh process on a fresh kernel cache keys
+    its rating rows in NumPy: the same estimates as with the kernels, and the
+    scan and key kernels are not compiled."""
+    code = textwrap.dedent("""
+        import json, numpy as np, fastkappa as fk
+        from fastkappa._core import dispatch
+        rng = np.random.default_rng(5)
+        y = rng.integers(0, 4, 3000)
+        r = np.stack([np.clip(y + rng.integers(-1, 2, 3000), 0, 3) for _ in range(3)], 1)
+        f = r.astype(float); f[rng.random(f.shape) < 0.1] = np.nan
+        res = [fk.fleiss_kappa(r), fk.krippendorff_alpha(f, level="ordinal"),
+               fk.agreement(f, method="asymptotic").to_dict()]
+        k = dispatch.raters_kernels()
+        print(json.dumps({"res": res, "compiled": [len(getattr(f, "overloads", ())) for f in (
+            k._scan_int_block, k._scan_float_block, k._pattern_keys_block)]}, default=str))
+    """)
+    outs = []
+    for cold in ("1", "0"):
+        env = dict(os.environ, FASTKAPPA_CACHE_DIR=str(tmp_path / cold),
+                   FASTKAPPA_COLD_SERIAL=cold)
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert outs[0]["res"] == outs[1]["res"]
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        assert outs[0]["compiled"] == [0, 0, 0]
+        assert sum(outs[1]["compiled"]) >= 2

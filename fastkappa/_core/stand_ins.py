@@ -30,3 +30,29 @@ class StandInTime:
             if runs:
                 spent += time.perf_counter() - start
             self._runs[key] = (runs + 1, spent)
+
+
+class ColdStandIn:
+    """Whether a NumPy stand-in runs in place of one serial kernel: cold stand-ins
+    are on (:func:`fastkappa._kernels._jit.cold_stand_ins`), the kernel is
+    neither compiled in this process nor in the kernel cache for the argument
+    types, and the stand-in has run less than ``budget`` seconds (its first
+    run left out; time it with ``self.time.timing()``).  Then the kernel is
+    compiled after all, as repeated calls pay it back."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+        self.time = StandInTime()
+        self._ready: set = set()  # keys whose kernel is known compiled or cached
+
+    def wanted(self, kernel, args: tuple, key) -> bool:
+        """For ``kernel(*args)``; ``key`` names the argument types (is_ready
+        reads numba's cache index, so a known answer is kept)."""
+        from .._kernels._jit import cold_stand_ins, is_ready
+
+        if key in self._ready or self.time.spent() > self.budget or not cold_stand_ins():
+            return False
+        if is_ready(kernel, args):
+            self._ready.add(key)
+            return False
+        return True

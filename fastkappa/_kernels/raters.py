@@ -127,20 +127,14 @@ def _grid_rater_features(grid, base, n_raters, k, conger_col, light_col, work, m
 
 
 @jit()
-def _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
-                     group_draws, gbuf, work, marg, out_row):
+def _moment_features(draws, dense_of, dense, sp_idx, sp_val, group_draws, out_row):
     """Add the features of one replicate's type counts ``draws`` to ``out_row``.
 
     Features are ``dense[dense_of[t]]`` (the first columns: types sharing a
     dense row are added up first, then each dense row once) plus sparse
     entries ``sp_val[t, e]`` at columns ``sp_idx[t, e]`` (-1: none; ``sp_val``
     with no columns: every entry is 1, as Conger's one-hot rater columns).
-    With a ``grid_key`` (the key of each rating-row type; ``grid_spec`` =
-    ``(base, n_raters, k, conger_col, light_col)``), Conger's and Light's
-    columns come from the replicate's grid of rating rows instead
-    (:func:`_grid_rater_features`; ``gbuf`` and ``work`` hold a grid each,
-    ``marg`` is (n_raters, base)).  ``group_draws`` (one per dense row) is
-    scratch.
+    ``group_draws`` (one per dense row) is scratch.
     """
     n_types = draws.shape[0]
     n_groups = dense.shape[0]
@@ -167,69 +161,96 @@ def _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec
             fm = np.float64(m)
             for j in range(n_dense):
                 out_row[j] += fm * dense[g, j]
-    if grid_key.shape[0] > 0:
-        for i in range(gbuf.shape[0]):
-            gbuf[i] = 0
-        for t in range(n_types):
-            gbuf[grid_key[t]] = draws[t]
-        _grid_rater_features(gbuf, grid_spec[0], grid_spec[1], grid_spec[2], grid_spec[3],
-                             grid_spec[4], work, marg, out_row)
-
-
-# The three blocks below draw replicates lo..hi from one seed in three ways and
-# add up their features (:func:`_moment_features`).  They take the same
-# arguments, so that a caller picks one without compiling the others:
-# ``type_counts, total, n_units, unit_type, poisson, grid_key, grid_spec,
-# dense_of, dense, sp_idx, sp_val, lo, hi, draws, group_draws, gbuf, work,
-# marg, seed, state, out``; ``state`` (uint64 (4,)) and ``draws`` (one per
-# type) are scratch, as are ``gbuf``, ``work`` and ``marg``
-# (:func:`_grid_buffers`).
 
 
 @jit()
-def _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, grid_key,
-                            grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                            group_draws, gbuf, work, marg, seed, state, out):
+def _grid_features(draws, grid_key, grid_spec, gbuf, work, marg, out_row):
+    """Add Conger's and Light's columns of one replicate's type counts ``draws``
+    from its grid of rating rows (:func:`_grid_rater_features`): ``grid_key``
+    is the key of each rating-row type, ``grid_spec`` = ``(base, n_raters, k,
+    conger_col, light_col)``; ``gbuf`` and ``work`` hold a grid each, ``marg``
+    is (n_raters, base)."""
+    for i in range(gbuf.shape[0]):
+        gbuf[i] = 0
+    for t in range(draws.shape[0]):
+        gbuf[grid_key[t]] = draws[t]
+    _grid_rater_features(gbuf, grid_spec[0], grid_spec[1], grid_spec[2], grid_spec[3],
+                         grid_spec[4], work, marg, out_row)
+
+
+# The three blocks below draw replicates lo..hi in three ways and add up their
+# features (:func:`_moment_features`), from a generator seeded with ``seed``
+# when ``fresh`` (else ``state`` goes on: replicate by replicate, one block
+# draws what a single call over lo..hi draws).  They take the same arguments,
+# so that a caller picks one without compiling the others: ``type_counts,
+# total, n_units, unit_type, poisson, dense_of, dense, sp_idx, sp_val, lo, hi,
+# draws, group_draws, seed, fresh, state, out``; ``state`` (uint64 (4,)),
+# ``draws`` (one per type: the last replicate's type counts on return) and
+# ``group_draws`` are scratch.  No grid: the driver adds its columns.
+
+
+@jit()
+def _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                            sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh, state,
+                            out):
     """Type counts ~ Multinomial(n_units, type_counts / total): one binomial per type."""
-    _rng_init(seed, state)
+    if fresh:
+        _rng_init(seed, state)
     for rep in range(lo, hi):
         _draw_multinomial_fast(type_counts, total, n_units, draws, state)
-        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
-                         group_draws, gbuf, work, marg, out[rep])
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, group_draws, out[rep])
 
 
 @jit()
-def _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, grid_key,
-                           grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                           group_draws, gbuf, work, marg, seed, state, out):
+def _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                           sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh, state,
+                           out):
     """The same multinomial through ``poisson`` tables (a tuple of non-empty
     arrays, see ``_kernels.sampling._draw_multinomial_poisson``): one table
     look-up per type."""
-    _rng_init(seed, state)
+    if fresh:
+        _rng_init(seed, state)
     for rep in range(lo, hi):
         _draw_multinomial_poisson(poisson[0], poisson[1], poisson[2], poisson[3],
                                   poisson[4], poisson[5], poisson[6], n_units, draws, state)
-        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
-                         group_draws, gbuf, work, marg, out[rep])
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, group_draws, out[rep])
 
 
 @jit()
-def _moments_block_units(type_counts, total, n_units, unit_type, poisson, grid_key,
-                         grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                         group_draws, gbuf, work, marg, seed, state, out):
+def _moments_block_units(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                         sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh, state, out):
     """Type counts from ``n_units`` uniform draws of units, ``unit_type`` the
     type of each (cheaper when almost every unit is its own type)."""
     n_types = type_counts.shape[0]
     fn = np.float64(n_units)
-    _rng_init(seed, state)
+    if fresh:
+        _rng_init(seed, state)
     for rep in range(lo, hi):
         for t in range(n_types):
             draws[t] = 0
         for _ in range(n_units):
             u = min(np.int64(_uniform(state) * fn), n_units - 1)
             draws[unit_type[u]] += 1
-        _moment_features(draws, dense_of, dense, sp_idx, sp_val, grid_key, grid_spec,
-                         group_draws, gbuf, work, marg, out[rep])
+        _moment_features(draws, dense_of, dense, sp_idx, sp_val, group_draws, out[rep])
+
+
+@jit()
+def _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense, sp_idx,
+                   sp_val, lo, hi, draws, group_draws, seed, fresh, state, out):
+    """The block of the draw in use: unit draws when ``unit_type`` is given, else
+    Poisson tables when given, else binomials."""
+    if unit_type.shape[0] > 0:
+        _moments_block_units(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                             sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh, state,
+                             out)
+    elif poisson[0].shape[0] > 0:
+        _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                               sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh, state,
+                               out)
+    else:
+        _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, dense_of,
+                                dense, sp_idx, sp_val, lo, hi, draws, group_draws, seed, fresh,
+                                state, out)
 
 
 @jit()
@@ -264,8 +285,10 @@ def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat
     A replicate draws ``n_units`` units with replacement, that is type counts
     ~ Multinomial(n_units, type_counts / sum(type_counts)), and returns
     ``sum_t m_t * features[t]``: an (n_rep, n_feat) float64 array (features
-    as in :func:`_moment_features`).  Put the most frequent types first (the
-    draw stops once every unit is placed).
+    as in :func:`_moment_features`, and with a ``grid_key`` Conger's and
+    Light's columns from the grid of each replicate, :func:`_grid_features`).
+    Put the most frequent types first (the draw stops once every unit is
+    placed).
     """
     n_types = type_counts.shape[0]
     total, out, n_blocks, step = _moments_setup(type_counts, n_feat, n_rep, block_seeds)
@@ -276,18 +299,16 @@ def _bootstrap_type_moments(type_counts, dense_of, dense, sp_idx, sp_val, n_feat
         gbuf, work, marg = _grid_buffers(grid_key, grid_spec)
         lo = min(n_rep, b * step)
         hi = min(n_rep, lo + step)
-        if unit_type.shape[0] > 0:
-            _moments_block_units(type_counts, total, n_units, unit_type, poisson, grid_key,
-                                 grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                                 group_draws, gbuf, work, marg, block_seeds[b], state, out)
-        elif poisson[0].shape[0] > 0:
-            _moments_block_poisson(type_counts, total, n_units, unit_type, poisson, grid_key,
-                                   grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                                   group_draws, gbuf, work, marg, block_seeds[b], state, out)
-        else:
-            _moments_block_binomial(type_counts, total, n_units, unit_type, poisson, grid_key,
-                                    grid_spec, dense_of, dense, sp_idx, sp_val, lo, hi, draws,
-                                    group_draws, gbuf, work, marg, block_seeds[b], state, out)
+        if grid_key.shape[0] == 0:
+            _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of, dense,
+                           sp_idx, sp_val, lo, hi, draws, group_draws, block_seeds[b], True,
+                           state, out)
+        else:  # one replicate at a time, its grid columns after it
+            for rep in range(lo, hi):
+                _moments_block(type_counts, total, n_units, unit_type, poisson, dense_of,
+                               dense, sp_idx, sp_val, rep, rep + 1, draws, group_draws,
+                               block_seeds[b], rep == lo, state, out)
+                _grid_features(draws, grid_key, grid_spec, gbuf, work, marg, out[rep])
     return out
 
 
