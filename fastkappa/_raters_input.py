@@ -291,9 +291,11 @@ def whole_float_codes(col, name: str):
         return _float_codes(col, name)
     except ValueError as err:
         raise ValueError(str(err).replace(
-            "To score continuous predictions, pass `thresholds=` cut points (see "
-            "fastkappa.optimize_thresholds).",
-            "Round or bin continuous ratings into classes first.")) from None
+            "labels must be whole numbers. To score continuous predictions, pass "
+            "`thresholds=` cut points (see fastkappa.optimize_thresholds).",
+            "classes found in the data must be whole numbers. Round or bin continuous "
+            "ratings into classes first, or declare the values as classes with "
+            "`labels=[...]` (e.g. half points of a scale).")) from None
 
 
 def _slots(col, classes, kind, missing, name) -> np.ndarray:

@@ -97,6 +97,17 @@ def _undefined(name: str, stacklevel: int, replace_undefined_by: Any = None) -> 
     return math.nan if replace_undefined_by is None else replace_undefined_by
 
 
+def _silent_conger(table: RatingsTable, stacklevel: int) -> bool:
+    """Whether a rater has no rating, so that Conger's kappa is undefined (warned)."""
+    silent = _r.silent_raters(table) if table.has_codes else []
+    if silent:
+        warnings.warn(
+            f"rater {silent[0]!r} has no rating ({len(silent)} such), so Conger's kappa, "
+            "which averages over raters, is undefined; returning nan for it. Drop that "
+            "rater's column to score it.", UndefinedKappaWarning, stacklevel=stacklevel + 1)
+    return bool(silent)
+
+
 def _check_pairs(table: RatingsTable) -> None:
     pairable = table.n_pairable
     if pairable is None:
@@ -116,6 +127,8 @@ def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
     else:
         table = _encode(ratings, keywords, _is_weighted(weights), globals()[name])
     _check_pairs(table)
+    if name == "conger_kappa" and _silent_conger(table, stacklevel):
+        return math.nan if replace_undefined_by is None else replace_undefined_by
     model = _r.build_model(table, (name,), weights, level, estimate_only=True)
     v = float(_r.values(model, model.total)[name][0])
     return v if math.isfinite(v) else _undefined(name, stacklevel, replace_undefined_by)
@@ -251,7 +264,10 @@ def conger_kappa(ratings: ArrayLike | None = None, *,
     Notes
     -----
     Items with a single rating count in the raters' class shares ``p_gk``
-    but not in ``p_a``; items with no rating are left out.
+    but not in ``p_a``; items with no rating are left out.  A rater with no
+    rating at all has no class shares: the coefficient is undefined then
+    (``replace_undefined_by``, with a warning naming the rater; in
+    :func:`agreement` the other coefficients are still scored).
 
     References
     ----------
@@ -640,13 +656,17 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
     if level is None:
         level = "nominal" if weights is None else _r._weights.weight_matrix(
             table.n_classes, weights)
-    model = _r.build_model(table, names, weights, level)
+    undefined = (["conger_kappa"] if "conger_kappa" in names and _silent_conger(table, 4)
+                 else [])
+    scored = [n for n in names if n not in undefined]
+    # nothing defined to score: the model still checks the clusters and counts them
+    model = _r.build_model(table, scored or ["percent_agreement"], weights, level)
     total = model.total
     est = {k: float(v[0]) for k, v in _r.values(model, total).items()}
     units = _units(model, table, clusters)
     feats, counts, n_clusters = units.features, units.counts, units.n_clusters
     ses = {}
-    for name in names:
+    for name in scored:
         if not math.isfinite(est[name]):
             ses[name] = math.nan
             continue
@@ -656,12 +676,19 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
             n_units = float(counts[feats[:, _r.TWO] > 0].sum())
         ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
     reps = jack = None
-    if method != "asymptotic":
+    if method != "asymptotic" and scored:
         reps = _r.values(model, _r.bootstrap_moments(model, units, n_resamples, seq))
         if method == "bca":
             jack = _r.values(model, total[None, :] - feats)
-    rows = [_row(name, est[name], ses[name], method, cl, reps, jack, counts)
+    rows = [AgreementRow(name, *[math.nan] * 5, method) if name in undefined
+            else _row(name, est[name], ses[name], method, cl, reps, jack, counts)
             for name in names]
+    return _agreement(rows, table, method, cl, n_resamples, seq, weights, level_shown,
+                      n_clusters)
+
+
+def _agreement(rows, table: RatingsTable, method, cl, n_resamples, seq, weights, level_shown,
+               n_clusters) -> Agreement:
     return Agreement(rows=tuple(rows), method=method, confidence_level=cl,
                      n_resamples=0 if method == "asymptotic" else n_resamples,
                      seed=None if method == "asymptotic" else _seed_value(seq),

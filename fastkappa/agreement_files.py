@@ -14,6 +14,7 @@ rating, any order).  Wide format: ``wide=[...]`` names one column per rater
 
 from __future__ import annotations
 
+import decimal
 from typing import Any
 
 import numpy as np
@@ -24,16 +25,52 @@ from .agreement_stream import AgreementAccumulator
 __all__ = ["accumulate_file", "agreement_file"]
 
 
-def _ids(arr, kept: frozenset = frozenset()) -> np.ndarray:
+def _id_word(word: str):
+    """A CSV id as the value it writes: a number where the word is one (``1``,
+    ``1.0`` and ``01`` are the id 1, as a numeric column read into memory), else
+    the word."""
+    try:
+        return int(word)
+    except ValueError:
+        pass
+    try:
+        d = decimal.Decimal(word.strip())
+    except decimal.InvalidOperation:
+        return word
+    if not d.is_finite():
+        return word
+    if d == d.to_integral_value() and abs(d) < 2**63:
+        return int(d)
+    return float(d)
+
+
+def _ids(arr, kept: frozenset = frozenset(), fmt: str = "parquet") -> np.ndarray:
     """Item or rater ids of one batch as a NumPy array (None where missing).
 
     ``kept`` are missing-value tokens that the label column declares as labels
     (so the reader kept them as words): in an id column they are missing still.
+    CSV words that write numbers are those numbers (:func:`_id_word`), each
+    distinct word parsed once.
     """
     import pyarrow as pa
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    if fmt == "csv" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = arr.dictionary_encode()
+    if pa.types.is_dictionary(arr.type) and fmt == "csv" and (
+            pa.types.is_string(arr.type.value_type)
+            or pa.types.is_large_string(arr.type.value_type)):
+        words = [None if w in kept else _id_word(w) for w in arr.dictionary.to_pylist()]
+        if all(type(w) is int for w in words):
+            table = np.array([*words, 0], dtype=np.int64)
+        else:
+            table = np.array([*words, None], dtype=object)
+        codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if table.dtype != object and (codes < 0).any():
+            table = table.astype(object)
+            table[-1] = None
+        return table[codes]
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
     from ._file_columns import arrow_numpy
@@ -114,8 +151,8 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
             lab, keep = _labels(conv, cols[label], row0)
             # a row with an empty label is still that rater's row for the item (a
             # second row of the pair is a duplicate), as in one call on all the rows
-            acc._update(_ids(cols[item], src.kept_tokens), _ids(cols[rater], src.kept_tokens),
-                        lab,
+            acc._update(_ids(cols[item], src.kept_tokens, src.fmt),
+                        _ids(cols[rater], src.kept_tokens, src.fmt), lab,
                         None if keep is None else ~keep)
         return acc
     convs = {c: LabelConverter(c, src.fmt, src.kept_tokens) for c in wide}

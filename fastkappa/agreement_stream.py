@@ -349,6 +349,8 @@ class AgreementAccumulator:
 
     #: accumulators pickled before the -1 marker existed hold none
     _missing_pairs = False
+    #: the classes, in order, that an ordered Categorical declared (None: none did)
+    _scale: list | None = None
 
     def __init__(self, *, labels: ArrayLike | None = None, n_classes: int | None = None,
                  missing: Any = None) -> None:
@@ -368,6 +370,7 @@ class AgreementAccumulator:
         # class code + 1; -1: a pair seen with a missing label; 0: no row of the pair
         self._codes = np.zeros((0, 0), dtype=np.int8)
         self._missing_pairs = False  # whether the table holds a -1
+        self._scale = None
         self._n_ratings = 0
         return self
 
@@ -445,6 +448,9 @@ class AgreementAccumulator:
             used = np.bincount(codes[codes >= 0], minlength=len(col.categories)) > 0
             if getattr(col, "ordered", False):
                 used[:] = True
+                scale = [c.item() if isinstance(c, np.generic) else c for c in col.categories]
+                self._declare_scale([c for c in scale
+                                     if self._missing is None or c != self._missing])
         kind = col.kind if used.any() else None
         check_missing_kind(self._missing, kind)  # before the accumulator takes the kind
         if kind is not None:
@@ -465,6 +471,17 @@ class AgreementAccumulator:
         if kept:
             lut[1:][np.asarray(keep, dtype=bool)] = _dict_codes(kept, self._values)
         return lut[(np.asarray(col.codes, dtype=np.int64) if codes is None else codes) + 1]
+
+    def _declare_scale(self, scale: list) -> None:
+        """Keep the classes an ordered Categorical declares, in its order; every
+        chunk (and merged accumulator) that declares some must declare the same."""
+        if self._scale is None:
+            self._scale = scale
+        elif scale != self._scale:
+            raise ValueError(
+                f"these labels declare the classes {scale} (an ordered Categorical), but "
+                f"earlier ones declared {self._scale}; every chunk must declare the same "
+                "classes in the same order (or pass `labels=` to the accumulator).")
 
     def update(self, item: ArrayLike, rater: ArrayLike, label: ArrayLike
                ) -> AgreementAccumulator:
@@ -503,7 +520,7 @@ class AgreementAccumulator:
         return self
 
     def _snapshot(self) -> tuple:
-        return len(self._items), len(self._raters), len(self._values), self._kind
+        return len(self._items), len(self._raters), len(self._values), self._kind, self._scale
 
     def _restore(self, snapshot: tuple) -> None:
         """Forget ids and label values added since ``snapshot`` (a failed update)."""
@@ -512,6 +529,7 @@ class AgreementAccumulator:
         for key in list(self._values)[snapshot[2]:]:
             del self._values[key]
         self._kind = snapshot[3]
+        self._scale = snapshot[4]
 
     def _write(self, gi: np.ndarray, gr: np.ndarray, slots: np.ndarray) -> None:
         kern = raters_kernels()
@@ -561,6 +579,8 @@ class AgreementAccumulator:
                                      "(strings and numbers); labels must be of one kind.")
                 if self._kind is None:
                     self._kind = other._kind
+                if other._scale is not None:
+                    self._declare_scale(other._scale)
                 remap = _dict_codes(list(other._values), self._values).astype(np.int32)
                 rated = vals >= 0  # the others stay missing labels
                 vals = vals.astype(np.int32)
@@ -592,13 +612,25 @@ class AgreementAccumulator:
             values = list(self._values)
             if not values:
                 raise ValueError("no rating to score: every rating is missing.")
-            order = sorted(range(len(values)), key=lambda j: values[j])
-            classes = np.asarray([values[j] for j in order],
-                                 dtype=object if self._kind == "str" else None)
+            if self._scale is not None:  # an ordered Categorical's order, as in one call
+                pos = {c: j for j, c in enumerate(self._scale)}
+                stray = [v for v in values if v not in pos]
+                if stray:
+                    raise ValueError(
+                        f"the labels {stray[:5]} are not among the classes {self._scale} "
+                        "that an ordered Categorical declared; pass every class in its "
+                        "categories (or `labels=` to the accumulator).")
+                classes = np.asarray(self._scale, dtype=object if self._kind == "str" else None)
+                order = [values.index(c) for c in self._scale]
+                ordered = True
+            else:
+                order = sorted(range(len(values)), key=lambda j: values[j])
+                classes = np.asarray([values[j] for j in order],
+                                     dtype=object if self._kind == "str" else None)
+                ordered = self._kind != "str"
             rank = np.empty(len(values) + 1, dtype=np.int32)
             rank[np.asarray(order)] = np.arange(len(values), dtype=np.int32)
             rank[-1] = -1
-            ordered = self._kind != "str"
         check_order(ordered, weighted)
         space = pattern_space(len(classes), self.n_raters, self.n_items)
         if space:  # group the items by rating row: no items-sized copies

@@ -166,6 +166,12 @@ class Model:
 ONE, TWO, PA = 0, 1, 2
 
 
+def silent_raters(table: RatingsTable) -> list:
+    """The raters without a rating: Conger's kappa, which averages each rater's
+    class shares, is undefined while one is listed."""
+    return [table.raters[j] for j in np.flatnonzero(np.asarray(table.rater_counts) == 0)]
+
+
 def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
                 estimate_only: bool = False) -> Model:
     """Types (distinct count vectors, or rating rows when Conger is asked) and features.
@@ -209,11 +215,8 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
             first, item_of, type_counts = distinct_rows(table.codes, -1, k - 1)
             codes, r, inverse = table.codes[first], table.counts[first], None
         n_raters = codes.shape[1]
-        silent = np.flatnonzero(table.rater_counts == 0) if conger else []
-        if len(silent):
-            raise ValueError(
-                f"rater {table.raters[silent[0]]!r} has no rating, so Conger's kappa (which "
-                "averages over raters) is undefined; drop that rater's column.")
+        if conger and silent_raters(table):  # callers leave Conger out then
+            raise ValueError("internal error: Conger's kappa with a rater who has no rating")
     elif pat is not None:  # count vectors of the distinct rating rows
         first, inverse, _ = distinct_rows(pat.counts, 0, pat.codes.shape[1])
         type_counts = np.bincount(inverse, weights=pat.n, minlength=len(first)).astype(

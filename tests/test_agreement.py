@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -357,7 +358,6 @@ def test_items_with_no_rating_are_left_out(rng):
     (lambda: fk.fleiss_kappa([[1, 2], [1, 1]], weights="cubic"), "`weights` must be"),
     (lambda: fk.gwet_ac([["a", "b"], ["a", "a"]], weights="cubic"), "`weights` must be"),
     (lambda: fk.conger_kappa(counts=[[1, 2], [3, 0]]), "anonymous raters"),
-    (lambda: fk.conger_kappa([[1, 2, None], [1, 1, None]]), "has no rating"),
     (lambda: fk.fleiss_kappa([[1, None], [None, 2]]), "no item has two"),
     (lambda: fk.fleiss_kappa([[None, None], [None, None]]), "every rating is missing"),
     (lambda: fk.fleiss_kappa(counts=[[1, -2]]), "non-negative"),
@@ -557,3 +557,46 @@ def test_by_category_equals_coefficients_on_binary_ratings(rng):
             assert a.coefficient == b.coefficient
             assert a.estimate == pytest.approx(b.estimate, abs=1e-14)
             assert a.standard_error == pytest.approx(b.standard_error, abs=1e-14)
+
+
+def test_a_rater_without_ratings_leaves_conger_undefined_and_the_others_scored():
+    """A rater column with no rating (common after subsetting): Conger's kappa,
+    which averages each rater's class shares, is nan with a warning, as irrCAC
+    gives it; every other coefficient is scored, as irrCAC scores it."""
+    import irrCAC.raw as irr
+
+    x = np.array([[1, 1, np.nan], [2, 2, np.nan], [1, 2, np.nan], [2, 2, np.nan],
+                  [1, 1, np.nan], [2, 1, np.nan]])
+    with pytest.warns(fk.UndefinedKappaWarning, match="rater 2 has no rating"):
+        warnings.simplefilter("ignore", fk.DegenerateIntervalWarning)  # 6 items resampled
+        res = fk.agreement(x, method="bca", n_resamples=300, seed=1)
+    assert math.isnan(res["conger_kappa"].estimate) and math.isnan(res["conger_kappa"].low)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cac = irr.CAC(pd.DataFrame(x), digits=20)
+        assert res["fleiss_kappa"].estimate == pytest.approx(
+            float(cac.fleiss()["est"]["coefficient_value"]), abs=1e-12)
+        assert math.isnan(float(cac.conger()["est"]["coefficient_value"]))
+    for name in ("fleiss_kappa", "gwet_ac", "krippendorff_alpha"):
+        assert math.isfinite(res[name].low) and math.isfinite(res[name].estimate)
+    with pytest.warns(fk.UndefinedKappaWarning, match="has no rating"):
+        assert math.isnan(fk.conger_kappa(x))
+    with pytest.warns(fk.UndefinedKappaWarning):
+        assert fk.conger_kappa(x, replace_undefined_by=0.0) == 0.0
+    with pytest.warns(fk.UndefinedKappaWarning), pytest.warns(fk.DegenerateIntervalWarning):
+        only = fk.agreement(x, coefficients="conger_kappa", clusters=[0, 0, 1, 1, 2, 2])
+    assert math.isnan(only["conger_kappa"].estimate) and only.n_clusters == 3
+
+
+def test_half_point_ratings_are_classes_when_declared():
+    """Non-integral ratings are refused when classes are inferred (the message
+    names `labels=`) and scored when declared: Krippendorff's interval alpha
+    equals the krippendorff package's."""
+    import krippendorff
+
+    x = np.array([[1.5, 1.5, 2.5], [2.5, 2.5, 2.5], [3.5, 3.5, 1.5], [1.5, 2.5, np.nan]])
+    with pytest.raises(ValueError, match=r"labels=\[\.\.\.\]"):
+        fk.krippendorff_alpha(x, level="interval")
+    got = fk.krippendorff_alpha(x, level="interval", labels=[1.5, 2.5, 3.5])
+    assert got == pytest.approx(krippendorff.alpha(x.T, level_of_measurement="interval"),
+                                abs=1e-12)

@@ -141,3 +141,27 @@ def test_ordered_categorical_parquet_declares_the_scale(rng, tmp_path):
                                    label="l", weights="quadratic")):
         assert got.classes.tolist() == cats
         _same(got, want)
+
+
+def test_csv_ids_that_write_one_number_are_one_id(tmp_path):
+    """A CSV id column read as the numbers its words write, as pandas reads a
+    numeric column: ``1``, ``1.0`` and ``01`` are one item (``2`` and ``2.0`` one
+    rater), while words that are not numbers stay words."""
+    text = ("item,rater,grade\n1,a,1\n1.0,b,1\n01,c,2\n2,a,2\n2,b,2\n2,c,2\n3,a,3\n3,b,3\n"
+            "3,c,1\n4,a,1\n4,b,2\n5,a,3\n5,b,3\n5,c,3\nx,a,1\nx,b,1\n2.5,a,2\n2.50,b,3\n")
+    path = tmp_path / "ids.csv"
+    path.write_text(text)
+    got = fkf.agreement_file(path, item="item", rater="rater", label="grade",
+                             coefficients=["fleiss_kappa", "conger_kappa"])
+    df = pd.read_csv(path, dtype={"item": str})
+    df["item"] = [int(float(v)) if v not in ("x", "2.5", "2.50") else
+                  (2.5 if v.startswith("2.5") else v) for v in df["item"]]
+    want = fk.agreement(item=df["item"].to_numpy(object), rater=df["rater"],
+                        label=df["grade"], coefficients=["fleiss_kappa", "conger_kappa"])
+    assert got.n_items == want.n_items == 7
+    for name in ("fleiss_kappa", "conger_kappa"):
+        assert got[name].estimate == pytest.approx(want[name].estimate, abs=1e-12)
+    # raters written two ways are one rater: its second row is a duplicate
+    path.write_text("item,rater,grade\n1,2,1\n1,2.0,2\n")
+    with pytest.raises(ValueError, match="rated more than once"):
+        fkf.agreement_file(path, item="item", rater="rater", label="grade")

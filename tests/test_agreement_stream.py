@@ -546,3 +546,61 @@ def test_small_integer_ids_spanning_past_their_type_are_numbered(dtype):
     acc = fk.AgreementAccumulator().update(["x"], [0], [0])  # string ids: the dict path
     acc.update(item, rater, label)
     assert acc.n_items == 5 and sorted(acc._items.ids()[1:]) == [int(v) for v in ids]
+
+
+@pytest.mark.parametrize("categories, values", [
+    ([0, 2, 1], [0, 1, 1, 2, 2, 1, 0, 0, 0, 1, 2, 2, 0, 1]),            # numbers, not sorted
+    (["low", "mid", "high"], ["low", "mid", "mid", "high", "high", "mid", "low", "low",
+                              "low", "mid", "high", "high", "low", "mid"]),  # strings
+    ([3, 1, 2, 7], [3, 1, 1, 2, 2, 1, 3, 3, 3, 1, 2, 2, 3, 1]),          # an unused class
+])
+def test_ordered_categorical_declares_the_scale_in_chunks_merges_and_pickles(categories,
+                                                                                 values):
+    """An ordered Categorical declares its classes and their order, as in one call:
+    weighted coefficients and ordinal alpha equal the one-shot values (which equal
+    `labels=` in that order) through chunks, merges, pickles and Dask."""
+    item = [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5]
+    rater = ["a", "b", "c"] * 4 + ["a", "b"]
+    lab = pd.Series(values).astype(pd.CategoricalDtype(categories, ordered=True))
+    names = ["fleiss_kappa", "gwet_ac", "krippendorff_alpha"]
+    want = fk.agreement(item=item, rater=rater, label=np.asarray(values, dtype=object),
+                        labels=categories, weights="linear", coefficients=names)
+    one = fk.agreement(item=item, rater=rater, label=lab, weights="linear",
+                       coefficients=names)
+    a, b = fk.AgreementAccumulator(), fk.AgreementAccumulator()
+    a.update(item[:6], rater[:6], lab[:6])
+    b.update(item[6:], rater[6:], lab[6:].reset_index(drop=True))
+    got = [a + b, pickle.loads(pickle.dumps(a + b)),
+           fk.AgreementAccumulator().update(item, rater, lab)]
+    for res in [one] + [acc.compute(weights="linear", coefficients=names) for acc in got]:
+        for name in names:
+            assert res[name].estimate == pytest.approx(want[name].estimate, abs=1e-12)
+    ordinal = fk.krippendorff_alpha(item=item, rater=rater, label=lab, level="ordinal")
+    assert got[0].compute(level="ordinal", coefficients="krippendorff_alpha")[
+        "krippendorff_alpha"].estimate == pytest.approx(ordinal, abs=1e-12)
+    assert got[0].table().classes.tolist() == categories
+    dd = pytest.importorskip("dask.dataframe")
+    from fastkappa import dask as fkd
+
+    d = dd.from_pandas(pd.DataFrame({"item": item, "rater": rater, "g": lab}), npartitions=3)
+    res = fkd.agreement(d.item, d.rater, d.g, weights="linear", coefficients=names)
+    for name in names:
+        assert res[name].estimate == pytest.approx(want[name].estimate, abs=1e-12)
+
+
+def test_chunks_declaring_other_scales_or_labels_outside_it_are_refused():
+    acc = fk.AgreementAccumulator().update(
+        [1, 1], ["a", "b"], pd.Categorical(["lo", "hi"], categories=["lo", "hi"], ordered=True))
+    with pytest.raises(ValueError, match=r"declare the classes \['hi', 'lo'\]"):
+        acc.update([2, 2], ["a", "b"],
+                   pd.Categorical(["lo", "hi"], categories=["hi", "lo"], ordered=True))
+    assert acc.n_items == 1  # the refused chunk left nothing
+    with pytest.raises(ValueError, match="declare the classes"):
+        acc.merge(fk.AgreementAccumulator().update(
+            [3], ["a"], pd.Categorical(["x"], categories=["x"], ordered=True)))
+    acc.update([4, 4], ["a", "b"], ["lo", "mid"])
+    with pytest.raises(ValueError, match=r"\['mid'\] are not among the classes"):
+        acc.compute()
+    acc.reset()  # the declared scale came from the data: reset forgets it
+    acc.update([1, 1], ["a", "b"], ["mid", "top"])
+    assert acc.table().classes.tolist() == ["mid", "top"]
