@@ -74,7 +74,8 @@ CALLS = {
         "pq.write_table(pa.table({'y': y, 'a': a}), path)\n"
         "t0 = time.perf_counter()\n"
         "fastkappa.files.score_file(path, true='y', pred='a', weights='quadratic')"),
-    # 2^21 rows in 2^20-row groups: counted from the dictionary pages (their kernels)
+    # 2^21 rows in 2^20-row groups: a page-reader file (a fresh kernel cache reads it
+    # with pyarrow; with the page kernels cached, from its dictionary pages)
     "`score_file` (Parquet, QWK, 2^21 rows)": (
         "import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, fastkappa.files\n"
         "path = os.path.join(tempfile.mkdtemp(), 'graded.parquet')\n"

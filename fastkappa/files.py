@@ -34,6 +34,7 @@ import numpy as np
 
 from ._core.config import MAX_CLASSES
 from ._core.dispatch import use_serial_kernels
+from ._core.stand_ins import ColdStandIn
 from ._core.weights import is_unweighted as _unweighted
 from ._file_columns import (
     IdConverter,
@@ -333,7 +334,9 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
             else IdConverter(c, src.fmt) for c in needed if c != weight}
     state = _ScoreState(spec)
     cells = state.new_counts()
-    with _serial_kernels() as n_threads:
+    stand_in = _pages_layout(spec, src, cells) and _pages_cold(src)
+    with _serial_kernels() as n_threads, (
+            _cold_pages.time.timing() if stand_in else contextlib.nullcontext()):
         units = src.row_group_units() if src.row_groups else []
         if (n_threads > 1 and len(units) > 1) or _by_pairs(spec, src, cells):
             _score_row_groups(spec, src, units, acc, state, cells, declared, needed,
@@ -627,8 +630,8 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
         state.add(spec, values, t, p, cells)
 
 
-def _by_pairs(spec: _Spec, src, cells) -> bool:
-    """Whether a plain score counts row groups from their dictionary pages (a
+def _pages_layout(spec: _Spec, src, cells) -> bool:
+    """Whether a plain score may count row groups from their dictionary pages (a
     Parquet file of at least ``PAGES_MIN_ROWS`` rows in row groups of
     ``PAGES_MIN_GROUP_ROWS`` on average; see ``_core.config``)."""
     from ._core import config
@@ -637,6 +640,41 @@ def _by_pairs(spec: _Spec, src, cells) -> bool:
     return (cells is None and spec.weight is None and src.pair_reader is not None
             and groups > 0 and rows >= config.PAGES_MIN_ROWS
             and rows >= groups * config.PAGES_MIN_GROUP_ROWS)
+
+
+#: while the page reader's kernels are neither compiled nor in the kernel cache
+#: (about 2.7 s to compile), such files are read by pyarrow instead (a 2^21-row
+#: file in about 1.3 s in a fresh process, compiling the counting kernels,
+#: against 2.8 s), until those reads have taken this long in a process;
+#: ``fastkappa warmup`` compiles them ahead
+_cold_pages = ColdStandIn(budget=1.0)
+#: ... for files up to this many rows: beyond, pyarrow's read costs more than
+#: the page reader gains back, so its kernels compile (once per cache)
+PAGES_COLD_MAX_ROWS = 1 << 24
+
+
+def _pages_cold(src) -> bool:
+    """Whether to read a page-reader file with pyarrow: see :data:`_cold_pages`."""
+    from ._kernels import parquet as kp
+
+    if (src.n_rows or 0) > PAGES_COLD_MAX_ROWS:
+        return False
+
+    data = np.frombuffer(b"", dtype=np.uint8)  # read-only, as the file's bytes
+    pages = np.zeros((0, 4), dtype=np.int64)
+    index = np.empty(0, dtype=np.int32)
+    table = np.zeros((1, 1), dtype=np.int64)
+    return (_cold_pages.wanted(kp._page_headers, (
+                data, 0, np.empty((1, kp.HEADER_SLOTS + 1), np.int64),
+                np.empty((2, 16), np.int64)), "headers")
+            or _cold_pages.wanted(kp._count_page_pairs, (
+                data, pages, data, pages, index, index, 1, 1, table), "pairs"))
+
+
+def _by_pairs(spec: _Spec, src, cells) -> bool:
+    """Whether a plain score counts row groups from their dictionary pages:
+    :func:`_pages_layout`, unless a fresh kernel cache reads them with pyarrow."""
+    return _pages_layout(spec, src, cells) and not _pages_cold(src)
 
 
 def _joined(pairs: list) -> tuple:

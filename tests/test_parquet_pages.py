@@ -349,3 +349,67 @@ def test_dictionary_indices_past_the_dictionary_name_their_row(tmp_path, monkeyp
     with pytest.raises(DataError) as slow:
         files.score_file(path, true="t", pred="p", **kw)
     assert str(slow.value) == message
+
+
+def test_a_fresh_kernel_cache_reads_page_files_with_pyarrow_until_its_budget(graded_file,
+                                                                               monkeypatch):
+    """While the page kernels are neither compiled nor cached, a page-reader file
+    is read by pyarrow (the same score), timed against the stand-in's budget;
+    once it is spent, the pages are read (and their kernels compiled)."""
+    from fastkappa._core.stand_ins import ColdStandIn
+
+    calls = []
+    real = _parquet_pages.pair_counts
+    monkeypatch.setattr(_parquet_pages, "pair_counts",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    want = files._score(graded_file, true="y", pred="p", weights="quadratic")
+    assert calls
+    calls.clear()
+    cold = ColdStandIn(budget=1.0)
+    monkeypatch.setattr(files, "_cold_pages", cold)
+    monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")  # the tests' conftest turns it off
+    monkeypatch.setattr(cold, "wanted", lambda kernel, args, key: cold.time.spent() <= 0.0)
+    # pyarrow twice (the first run is not timed), then the pages
+    for pages_read in (False, False, True):
+        got = files._score(graded_file, true="y", pred="p", weights="quadratic")
+        assert got.kappa == want.kappa
+        np.testing.assert_array_equal(got.accumulator.confusion, want.accumulator.confusion)
+        assert bool(calls) is pages_read
+    assert cold.time.spent() > 0.0
+    # a file beyond PAGES_COLD_MAX_ROWS rows compiles the page reader at once
+    calls.clear()
+    monkeypatch.setattr(cold, "wanted", lambda kernel, args, key: True)
+    monkeypatch.setattr(files, "PAGES_COLD_MAX_ROWS", 1000)
+    assert files._score(graded_file, true="y", pred="p", weights="quadratic").kappa == (
+        want.kappa)
+    assert calls
+
+
+def test_page_kernels_ready_is_read_from_the_kernel_cache(graded_file, tmp_path):
+    """In a fresh process the page reader's readiness comes from the kernel cache:
+    an empty cache compiles no page kernel (pyarrow reads), a cache holding them
+    reads the pages; the score is the same."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, fastkappa.files as f, fastkappa._kernels.parquet as kp\n"
+        "from fastkappa._core import config\n"
+        "config.PAGES_MIN_ROWS = config.PAGES_MIN_GROUP_ROWS = 0\n"
+        "s = f.score_file(sys.argv[1], true='y', pred='p', weights='quadratic')\n"
+        "print(json.dumps({'kappa': s, 'compiled': len(getattr(kp._count_page_pairs,\n"
+        "                  'overloads', ()))}))\n")
+    runs = []
+    for cold in ("1", "0", "1"):
+        env = dict(os.environ, FASTKAPPA_CACHE_DIR=str(tmp_path / "cache"),
+                   FASTKAPPA_COLD_SERIAL=cold)
+        proc = subprocess.run([sys.executable, "-c", code, str(graded_file)], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert runs[0]["kappa"] == runs[1]["kappa"] == runs[2]["kappa"]
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        # none compiled in an empty cache; compiled; then loaded from the cache
+        assert [r["compiled"] for r in runs] == [0, 1, 1]
