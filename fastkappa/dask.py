@@ -222,7 +222,9 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     y_true, y_pred : dask.array.Array or dask.dataframe.Series
         Aligned collections (columns of one DataFrame, or arrays; arrays
         are rechunked to match ``y_true``). Arrays may be (N, ...) labels and
-        (N, C, ...) scores, flattened as by :func:`fastkappa.cohen_kappa`.
+        (N, C, ...) scores, flattened as by :func:`fastkappa.cohen_kappa`;
+        the C columns of scores name the classes ``y_true`` holds when none
+        are declared, found by one extra pass over ``y_true``.
     weights, labels, n_classes
         As in :class:`fastkappa.CohenKappa`.
     sample_weight : dask collection, optional
@@ -257,6 +259,8 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     spec = _spec(weights, labels, n_classes)
     inputs = _inputs(ignore_index, nan_policy, thresholds)
     check_one_row_weight(sample_weight, frequency_weight)
+    spec = _spec(weights, _scored_classes(y_true, y_pred, labels, n_classes, thresholds,
+                                          inputs["ignore_index"], weights), n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight,
                          "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_accumulator)(part, spec, inputs) for part in parts]
@@ -376,6 +380,61 @@ def _declared_scale(y_true, y_pred, labels, n_classes):
     return scales[0] if scales else None
 
 
+def _partition_classes(part, ignore_index):
+    """The classes one partition's ``y_true`` holds (the in-memory rule,
+    ``observed_values``), or None when its values are of no one kind."""
+    from ._core.encode import column_kind, observed_values
+
+    t, _ = flatten_labels(part["y_true"], part["y_pred"])
+    col = as_column(_plain(t), "y_true")
+    kind = column_kind(col)
+    return np.empty(0) if kind is None else observed_values([col], ignore_index, kind)
+
+
+def _union_classes(*parts):
+    if any(p is None for p in parts):
+        return None
+    parts = [p for p in parts if len(p)]
+    try:
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0)
+    except TypeError:  # strings and numbers: the partitions name the error
+        return None
+
+
+def _scored_classes(y_true, y_pred, labels, n_classes, thresholds, ignore_index, weights):
+    """``labels``, or the classes ``y_true`` holds over every partition when
+    ``y_pred`` holds (N, K) scores and nothing declares the classes.
+
+    In memory the K columns then name the sorted classes observed in
+    ``y_true``; a partition sees only its own, so one extra pass over
+    ``y_true`` finds them all (and a count other than K is the in-memory
+    error).  Strings are left to the partitions when weighted (in memory
+    their order is undeclared then, a refusal)."""
+    if labels is not None or n_classes is not None or thresholds is not None:
+        return labels
+    ndim_true = len(getattr(y_true, "shape", (0,)))
+    shape = getattr(y_pred, "shape", ())
+    if not isinstance(y_pred, da.Array) or len(shape) != ndim_true + 1 or shape[1] <= 1:
+        return labels
+    if _declared_scale(y_true, y_pred, None, None) is not None:
+        return labels  # an ordered Categorical declares them
+    parts = _partitions({"y_true": y_true, "y_pred": y_pred})
+    tasks = [dask.delayed(_partition_classes)(part, ignore_index) for part in parts]
+    found = _tree(tasks, _union_classes).compute()
+    if len(tasks) == 1 and found is not None:
+        found = _union_classes(found)
+    if found is None or not len(found) or (
+            found.dtype == object and not _weights.is_unweighted(weights)):
+        return labels
+    k = int(shape[1])
+    if len(found) != k:
+        raise ValueError(
+            f"`y_pred` has {k} columns but the sorted classes observed in `y_true` number "
+            f"{len(found)}; class index i is the i-th class, so declare the classes with "
+            "`labels=` or `n_classes=`.")
+    return found.tolist()
+
+
 def _partition_cells(part):
     """Distinct (cluster, y_true, y_pred, weight) rows of a partition and their counts
     (cluster and weight are 0 when absent; counts sum ``frequency_weight`` if given).
@@ -474,7 +533,8 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
                          frequency_weight=frequency_weight, **inputs)
         return acc.ci(method=method, confidence_level=confidence_level,
                       n_resamples=n_resamples, seed=seed)
-    labels = _declared_scale(y_true, y_pred, labels, n_classes)
+    labels = _scored_classes(y_true, y_pred, _declared_scale(y_true, y_pred, labels, n_classes),
+                             n_classes, thresholds, inputs["ignore_index"], weights)
     _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "clusters": clusters,
                          "sample_weight": sample_weight, "frequency_weight": frequency_weight})
@@ -651,7 +711,9 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
             "fastkappa.kappa_by_group on in-memory data for them.")
     inputs = _inputs(ignore_index, nan_policy, thresholds)
     check_one_row_weight(sample_weight, frequency_weight)
-    spec = _spec(weights, _declared_scale(y_true, y_pred, labels, n_classes), n_classes)
+    labels = _scored_classes(y_true, y_pred, _declared_scale(y_true, y_pred, labels, n_classes),
+                             n_classes, thresholds, inputs["ignore_index"], weights)
+    spec = _spec(weights, labels, n_classes)
     parts = _partitions({"y_true": y_true, "y_pred": y_pred, "groups": groups,
                          "sample_weight": sample_weight, "frequency_weight": frequency_weight})
     tasks = [dask.delayed(_partition_groups)(part, spec, inputs) for part in parts]

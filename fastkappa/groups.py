@@ -190,7 +190,8 @@ _quiet = threading.local()
 @contextlib.contextmanager
 def quiet_undefined():
     """Within the block, :func:`kappa_by_group` on this thread does not warn about
-    undefined groups."""
+    undefined groups, nor an undefined kappa over all of them (a Dask partition
+    scored on the client)."""
     before = getattr(_quiet, "undefined", False)
     _quiet.undefined = True
     try:
@@ -373,7 +374,8 @@ def kappa_by_group(
     kappa[undefined] = replace_undefined_by
     total = tables.sum(axis=0)
     overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights),
-                                    replace_undefined_by)
+                                    replace_undefined_by,
+                                    warn=not getattr(_quiet, "undefined", False))
     low = high = None
     if method is not None:
         low, high = _group_intervals(enc, tables, gv, goff, glut, method, confidence_level,

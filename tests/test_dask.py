@@ -320,8 +320,6 @@ def test_kappa_ci_rows_with_probability_predictions(kw, rows):
     scores /= scores.sum(axis=1, keepdims=True)
     extra = {"clusters": np.arange(12) // 2, "sample_weight": np.arange(12) % 3 + 1.0,
              "frequency_weight": np.arange(12) % 3 + 1}[rows]
-    if rows == "frequency_weight" and not kw:
-        kw = {"n_classes": 3}  # a partition's stream cannot learn what its K columns name
     mem = fk.kappa_ci(t, scores, method="bca", seed=0, n_resamples=200, **{rows: extra}, **kw)
     got = fkd.kappa_ci(da.from_array(t, chunks=5), da.from_array(scores, chunks=(5, 3)),
                        method="bca", seed=0, n_resamples=200,
@@ -330,6 +328,37 @@ def test_kappa_ci_rows_with_probability_predictions(kw, rows):
     assert got.estimate == pytest.approx(fk.cohen_kappa(t, scores.argmax(axis=1),
                                                         **({rows: extra} if rows != "clusters"
                                                            else {})), abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_probability_predictions_with_partitions_lacking_classes():
+    """(n, K) scores with undeclared classes: the K columns name the classes y_true
+    holds over all partitions, as in memory, even when a partition lacks some
+    (sorted labels); a count other than K is the in-memory error."""
+    rng = np.random.default_rng(3)
+    t = np.sort(rng.integers(0, 4, 60)).astype(float)
+    t[[5, 40]] = -1  # ignored rows
+    scores = rng.random((60, 4))
+    scores[np.arange(60), np.maximum(t, 0).astype(int)] += 0.8
+    g = np.arange(60) % 3
+    T, S, G = (da.from_array(t, chunks=15), da.from_array(scores, chunks=(15, 4)),
+               da.from_array(g, chunks=15))
+    kw = {"weights": "quadratic", "ignore_index": -1}
+    assert fkd.cohen_kappa(T, S, **kw) == pytest.approx(fk.cohen_kappa(t, scores, **kw),
+                                                        abs=1e-12)
+    np.testing.assert_array_equal(fkd.confusion_matrix(T, S, ignore_index=-1),
+                                  fk.confusion_matrix(t, scores, ignore_index=-1))
+    for extra in ({}, {"clusters": g}, {"frequency_weight": g + 1}):
+        mem = fk.kappa_ci(t, scores, method="bca", seed=0, n_resamples=200, **extra, **kw)
+        got = fkd.kappa_ci(T, S, method="bca", seed=0, n_resamples=200, **kw,
+                           **{k: da.from_array(v, chunks=15) for k, v in extra.items()})
+        assert (got.estimate, got.low, got.high) == pytest.approx(
+            (mem.estimate, mem.low, mem.high), abs=1e-12)
+    by = fkd.kappa_by_group(T, S, G, **kw)
+    np.testing.assert_allclose(by.estimate, fk.kappa_by_group(t, scores, g, **kw).estimate,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="has 5 columns but the sorted classes observed"):
+        fkd.cohen_kappa(T, da.from_array(rng.random((60, 5)), chunks=(15, 5)), **kw)
 
 
 @pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")

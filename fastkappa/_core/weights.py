@@ -215,9 +215,12 @@ def _kappa_terms_blocked(confusion: np.ndarray, w, named: bool = False
 
 
 def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,
-                 *, stacklevel: int = 3) -> float:
-    """``1 - observed / expected`` with the undefined case handled."""
+                 *, stacklevel: int = 3, warn: bool = True) -> float:
+    """``1 - observed / expected`` with the undefined case handled (warned unless
+    ``warn`` is False)."""
     if not expected > 0:
+        if not warn:
+            return replace_undefined_by
         warnings.warn(
             "kappa is undefined: the expected disagreement is zero (both raters use a "
             "single, identical class, or the data hold one class only); returning "
