@@ -235,6 +235,8 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
         if isinstance(col, CodesColumn) and col.ordered and labels is None and (
                 n_classes is None):
             cats = np.asarray(col.categories)
+            if missing is not None:  # the marker is no class, listed or not
+                cats = cats[np.asarray([c != missing for c in cats.tolist()], dtype=bool)]
             if declared is None:
                 declared, kind = cats, col.kind
             elif list(cats) != list(declared):
@@ -542,7 +544,8 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     if missing is not None and not isinstance(missing, (int, float, np.integer, np.floating)):
         return None
     x = ratings.view(np.uint8) if ratings.dtype.kind == "b" else ratings
-    if not x.dtype.isnative or (x.dtype.kind == "u" and x.dtype.itemsize == 8):
+    if not x.dtype.isnative or (x.dtype.kind == "u" and x.dtype.itemsize == 8) or (
+            x.dtype.kind == "f" and x.dtype.itemsize < 4):  # no float16 in the kernels
         return None
     kern = _kernels()
     n = x.shape[0]
@@ -563,6 +566,8 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
         parts = kern._scan_values(flat, is_float, scan_missing, miss, np.int64(chunks))
     lo, hi = int(parts[:, 0].min()), int(parts[:, 1].max())
     if parts[:, 2].sum() or lo > hi:  # not whole, not finite, or nothing present
+        return None
+    if max(abs(lo), abs(hi)) >= _EXACT_MAX:  # the keys' float64 sums would round
         return None
     if labels is None and n_classes is None:
         if hi - lo >= 64:
@@ -605,6 +610,10 @@ def _numeric_fast_path(ratings, labels, n_classes, missing) -> RatingsTable | No
     return _finish(codes, classes, True, list(range(x.shape[1])), table, summary)
 
 
+#: whole numbers from this magnitude on leave the fast path: its rating-row keys
+#: are sums in float64, exact below 2**53
+_EXACT_MAX = 1 << 53
+
 #: NumPy stand-ins for the serial scan and pattern-key kernels while a fresh
 #: kernel cache has neither (about 0.3 s of compiling at the first many-rater
 #: call; NumPy takes a few milliseconds more on 1e5 x 3 ratings), for
@@ -640,7 +649,9 @@ def _scan_serial(flat: np.ndarray, is_float: bool, has_missing: bool, missing: f
             bad = 0
             if has_missing:
                 iv = iv[iv != np.int64(missing)]
-        out[:] = (iv.min(), iv.max(), bad) if len(iv) else (big, -big, bad)
+        # the kernel's running min and max start at +-2**62
+        out[:] = (min(int(iv.min()), big), max(int(iv.max()), -big), bad) if len(iv) else (
+            big, -big, bad)
 
 
 def _pattern_keys_serial(x: np.ndarray, first: np.int64, base: np.int64, marker: float,

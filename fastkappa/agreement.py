@@ -656,7 +656,7 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
     if level is None:
         level = "nominal" if weights is None else _r._weights.weight_matrix(
             table.n_classes, weights)
-    undefined = (["conger_kappa"] if "conger_kappa" in names and _silent_conger(table, 4)
+    undefined = (["conger_kappa"] if "conger_kappa" in names and _silent_conger(table, 3)
                  else [])
     scored = [n for n in names if n not in undefined]
     # nothing defined to score: the model still checks the clusters and counts them

@@ -15,6 +15,8 @@ rating, any order).  Wide format: ``wide=[...]`` names one column per rater
 from __future__ import annotations
 
 import decimal
+import math
+import re
 from typing import Any
 
 import numpy as np
@@ -25,21 +27,21 @@ from .agreement_stream import AgreementAccumulator
 __all__ = ["accumulate_file", "agreement_file"]
 
 
+#: a number as a CSV writes it (ASCII digits, no spaces or underscores)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _id_word(word: str):
     """A CSV id as the value it writes: a number where the word is one (``1``,
-    ``1.0`` and ``01`` are the id 1, as a numeric column read into memory), else
-    the word."""
-    try:
-        return int(word)
-    except ValueError:
-        pass
-    try:
-        d = decimal.Decimal(word.strip())
-    except decimal.InvalidOperation:
+    ``1.0``, ``1e0`` and ``01`` are the id 1, as a numeric column read into
+    memory), else the word (``1_000``, `` 1`` and ``x1`` stay words)."""
+    if not _NUMBER.fullmatch(word):
         return word
-    if not d.is_finite():
-        return word
-    if d == d.to_integral_value() and abs(d) < 2**63:
+    d = decimal.Decimal(word)
+    if d.adjusted() > 40:  # far beyond any integer id: a float, or the word
+        v = float(word)
+        return v if math.isfinite(v) else word
+    if d == d.to_integral_value():
         return int(d)
     return float(d)
 
@@ -62,7 +64,7 @@ def _ids(arr, kept: frozenset = frozenset(), fmt: str = "parquet") -> np.ndarray
             pa.types.is_string(arr.type.value_type)
             or pa.types.is_large_string(arr.type.value_type)):
         words = [None if w in kept else _id_word(w) for w in arr.dictionary.to_pylist()]
-        if all(type(w) is int for w in words):
+        if all(type(w) is int and -2**63 <= w < 2**63 for w in words):
             table = np.array([*words, 0], dtype=np.int64)
         else:
             table = np.array([*words, None], dtype=object)
@@ -142,6 +144,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
 
         labels = _file_scale(src, [label] if wide is None else list(wide))
     acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
+    acc._csv_ids = src.fmt == "csv"  # ids read by _id_word (see agreement_file's clusters)
     if wide is None:
         needed = [item, rater, label]
         if len(set(needed)) != 3:
@@ -184,6 +187,9 @@ def agreement_file(path: Any, *, item: str | None = None, rater: str | None = No
     ``confidence_level``, ``n_resamples``, ``seed``, ``population_size``).
     Wide files: every row is an item; a row whose every rater cell is empty
     holds no rating and counts in ``n_unrated``, as in one call on the array.
+    CSV item and rater ids that write a number are that number (``1``,
+    ``1.0`` and ``01`` are one item, as in a numeric column read into
+    memory); a ``clusters`` dict may key them as numbers or as written.
 
     Parameters
     ----------
@@ -238,7 +244,23 @@ def agreement_file(path: Any, *, item: str | None = None, rater: str | None = No
                           labels=labels, n_classes=n_classes, missing=missing, sep=sep,
                           progress=progress)
     check_rated(acc)
+    if isinstance(options.get("clusters"), dict) and getattr(acc, "_csv_ids", False):
+        options["clusters"] = _csv_cluster_keys(options["clusters"])
     return acc.compute(**options)
+
+
+def _csv_cluster_keys(clusters: dict) -> dict:
+    """``clusters`` keyed by CSV item ids as read (:func:`_id_word`): ``{"01": c}``
+    is item 1's cluster; two keys naming one item must name one cluster."""
+    out: dict = {}
+    for key, cluster in clusters.items():
+        item = _id_word(key) if isinstance(key, str) else key
+        if item in out and out[item] != cluster:
+            raise ValueError(
+                f"`clusters` gives item {item!r} two clusters ({out[item]!r} and "
+                f"{cluster!r}); CSV ids that write one number are one item.")
+        out[item] = cluster
+    return out
 
 
 def check_rated(acc: AgreementAccumulator) -> None:

@@ -579,8 +579,10 @@ def test_a_rater_without_ratings_leaves_conger_undefined_and_the_others_scored()
         assert math.isnan(float(cac.conger()["est"]["coefficient_value"]))
     for name in ("fleiss_kappa", "gwet_ac", "krippendorff_alpha"):
         assert math.isfinite(res[name].low) and math.isfinite(res[name].estimate)
-    with pytest.warns(fk.UndefinedKappaWarning, match="has no rating"):
+    with pytest.warns(fk.UndefinedKappaWarning, match="has no rating") as caught:
         assert math.isnan(fk.conger_kappa(x))
+        fk.agreement(x, coefficients=["conger_kappa", "fleiss_kappa"])
+    assert {w.filename for w in caught} == {__file__}  # the caller's line
     with pytest.warns(fk.UndefinedKappaWarning):
         assert fk.conger_kappa(x, replace_undefined_by=0.0) == 0.0
     with pytest.warns(fk.UndefinedKappaWarning), pytest.warns(fk.DegenerateIntervalWarning):

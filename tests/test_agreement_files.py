@@ -165,3 +165,35 @@ def test_csv_ids_that_write_one_number_are_one_id(tmp_path):
     path.write_text("item,rater,grade\n1,2,1\n1,2.0,2\n")
     with pytest.raises(ValueError, match="rated more than once"):
         fkf.agreement_file(path, item="item", rater="rater", label="grade")
+
+
+def test_csv_ids_that_are_not_plain_numbers_stay_words(tmp_path):
+    """Only plain ASCII numbers are read as numbers: ``1_000`` and ``1000`` are two
+    items (as pandas reads them), ids past int64 and huge exponents are kept, and a
+    ``clusters`` dict may key items as the CSV writes them."""
+    path = tmp_path / "ids.csv"
+    path.write_text("item,rater,label\n1_000,a,0\n1_000,b,1\n1000,c,1\n1000,d,0\n"
+                    "2,a,1\n2,b,1\n3,a,0\n3,b,0\n")
+    got = fkf.agreement_file(path, item="item", rater="rater", label="label",
+                             coefficients="fleiss_kappa")
+    df = pd.read_csv(path, dtype={"item": str})
+    want = fk.agreement(item=df["item"], rater=df["rater"], label=df["label"],
+                        coefficients="fleiss_kappa")
+    assert got.n_items == want.n_items == 4
+    assert got["fleiss_kappa"].estimate == pytest.approx(want["fleiss_kappa"].estimate)
+    path.write_text("item,rater,label\n9223372036854775808,a,0\n9223372036854775808,b,1\n"
+                    "1e1000000,a,1\n1e1000000,b,1\n-9223372036854775809,a,0\n"
+                    "-9223372036854775809,b,0\n")
+    assert fkf.agreement_file(path, item="item", rater="rater", label="label").n_items == 3
+    path.write_text("item,rater,label\n01,a,0\n01,b,1\n02,a,1\n02,b,1\n03,a,0\n03,b,0\n"
+                    "04,a,1\n04,b,0\n")
+    for clusters in ({"01": "x", "02": "x", "03": "y", "04": "y"},
+                     {1: "x", 2: "x", 3: "y", 4: "y"}):
+        with pytest.warns(fk.DegenerateIntervalWarning):
+            res = fkf.agreement_file(path, item="item", rater="rater", label="label",
+                                     clusters=clusters, method="asymptotic",
+                                     coefficients="percent_agreement")
+        assert res.n_clusters == 2
+    with pytest.raises(ValueError, match="two clusters"):
+        fkf.agreement_file(path, item="item", rater="rater", label="label",
+                           clusters={"01": "x", "1": "y", 2: "x", 3: "y", 4: "y"})

@@ -489,3 +489,40 @@ def test_many_rater_scores_in_a_fresh_cache_compile_no_scan_or_key_kernel(tmp_pa
     if os.environ.get("NUMBA_DISABLE_JIT") != "1":
         assert outs[0]["compiled"] == [0, 0, 0]
         assert sum(outs[1]["compiled"]) >= 2
+
+
+@pytest.mark.parametrize("offset", [2**53 - 1, 2**53, 2**54 + 4, 2**58, 2**62 + 100,
+                                    -(2**62) - 200])
+def test_ratings_beyond_float64_integers_score_as_small_ones(offset):
+    """Whole-number ratings from 2**53 on leave the fast path (its rating-row keys
+    are float64 sums): the same kappas as the same ratings near zero, fresh cache
+    stand-ins or kernels."""
+    from unittest import mock
+
+    import fastkappa as fk
+    from fastkappa import _raters_input as ri
+
+    x0 = np.random.default_rng(0).integers(0, 3, (40, 3))
+    want = fk.fleiss_kappa(x0)
+    lo = np.int64(offset)
+    for cold in (True, False):
+        with mock.patch.object(ri._cold_scan, "wanted", lambda *a, cold=cold: cold), \
+                mock.patch.object(ri._cold_keys, "wanted", lambda *a, cold=cold: cold):
+            assert fk.fleiss_kappa(x0 + lo) == pytest.approx(want, abs=1e-12)
+            two = np.array([[0, 4]] * 5 + [[4, 4]] * 5 + [[0, 0]] * 5) + lo
+            assert fk.fleiss_kappa(two) == pytest.approx(1 / 3, abs=1e-12)
+            # the stand-in scan clamps as the kernel does
+            got, ref = np.zeros(3, np.int64), np.zeros(3, np.int64)
+            flat = (x0 + lo).ravel()
+            ri._scan_serial(flat, False, False, 0.0, got)
+            kern._scan_int_block(flat, 0, len(flat), False, 0.0, ref)
+            np.testing.assert_array_equal(got, ref)
+
+
+def test_float16_ratings_score_whatever_the_cache_holds():
+    """float16 (no numba type) takes the general path, in a fresh cache and after."""
+    import fastkappa as fk
+
+    x = np.random.default_rng(1).integers(0, 3, (4000, 4))
+    assert fk.fleiss_kappa(x.astype(np.float16)) == pytest.approx(fk.fleiss_kappa(x),
+                                                                  abs=1e-12)

@@ -604,3 +604,25 @@ def test_chunks_declaring_other_scales_or_labels_outside_it_are_refused():
     acc.reset()  # the declared scale came from the data: reset forgets it
     acc.update([1, 1], ["a", "b"], ["mid", "top"])
     assert acc.table().classes.tolist() == ["mid", "top"]
+
+
+def test_an_ordered_categorical_listing_the_missing_marker_keeps_it_out():
+    """The `missing` marker is no class even when an ordered Categorical lists it:
+    one call and the accumulator agree with the ratings without the marker."""
+    rng = np.random.default_rng(2)
+    item = np.repeat(np.arange(30), 3)
+    rater = np.tile(["a", "b", "c"], 30)
+    lab = rng.choice([0, 2, -1, 1], 90, p=[0.3, 0.3, 0.1, 0.3])
+    cat = pd.Categorical(lab, categories=[0, 2, -1, 1], ordered=True)
+    names = ["gwet_ac", "brennan_prediger", "fleiss_kappa"]
+    keep = lab != -1
+    want = fk.agreement(item=item[keep], rater=rater[keep], label=lab[keep],
+                        labels=[0, 2, 1], weights="linear", coefficients=names)
+    one = fk.agreement(item=item, rater=rater, label=cat, missing=-1, weights="linear",
+                       coefficients=names)
+    acc = fk.AgreementAccumulator(missing=-1).update(item, rater, cat)
+    streamed = acc.compute(weights="linear", coefficients=names)
+    for res in (one, streamed):
+        assert res.classes.tolist() == [0, 2, 1]
+        for name in names:
+            assert res[name].estimate == pytest.approx(want[name].estimate, abs=1e-12)
