@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import re
 
 import numpy as np
 
@@ -21,6 +22,12 @@ from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError, plain_strings
 
 _NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
              "use `fastkappa thresholds`")
+
+#: a number as a CSV writes it: ASCII digits, an optional sign, point and
+#: exponent, spaces around (``1_000`` and non-ASCII digits are words, as pandas
+#: reads them, although Python's ``int()`` takes them)
+NUMBER_WORD = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                         r"|(?i:inf|infinity|nan))\s*")
 
 
 class LabelConverter:
@@ -67,7 +74,8 @@ class LabelConverter:
             if vals.dtype.kind == "u" and len(vals) and vals.max() > INT64_MAX:
                 i = int(np.flatnonzero(vals > INT64_MAX)[0])
                 raise DataError(f"row {row0 + i}: column {self.name!r} holds "
-                                f"{vals[i].item()!r}, {_OUT_OF_RANGE}.")
+                                f"{vals[i].item()!r}, "
+                                f"{_ID_OUT_OF_RANGE if self.ids else _OUT_OF_RANGE}.")
             return self._numbers(vals, row0, missing)
         if pa.types.is_floating(t):
             vals = arrow_numpy(arr).astype(np.float64, copy=False)
@@ -143,7 +151,7 @@ class LabelConverter:
             parsed = (_parse_labels([words[j] for j in used])
                       if self.fmt == "csv" and self.kind != "str" else None)
             if parsed is not None and parsed[1] and self.ids:
-                parsed = _parse_ids([words[j] for j in used])
+                parsed = _parse_ids([words[j] for j in used])  # any number is an id
             if parsed is not None:
                 nums, bad = parsed
                 if bad:  # the first such row in the file
@@ -184,7 +192,8 @@ class LabelConverter:
             big = used[cats[used] > INT64_MAX]
             i = int(np.flatnonzero(np.isin(codes, big))[0])
             raise DataError(f"row {row0 + i}: column {self.name!r} holds "
-                            f"{cats[codes[i]].item()!r}, {_OUT_OF_RANGE}.")
+                            f"{cats[codes[i]].item()!r}, "
+                            f"{_ID_OUT_OF_RANGE if self.ids else _OUT_OF_RANGE}.")
         if len(codes):
             self._set_kind("num", row0, 0, None)
         return CodesColumn(codes, cats, ordered, kind="num"), missing
@@ -201,22 +210,31 @@ class IdConverter(LabelConverter):
         super().__init__(name, fmt, frozenset())
 
 
+_ID_OUT_OF_RANGE = ("a whole number outside the int64 range; ids that large are not "
+                    "supported (write them as text, e.g. with a letter in front)")
+
+
 def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
     """CSV words of an id column as float64 numbers, for a block where
     :func:`_parse_labels` found a number that is no class label (``2.5``);
     None when a word is not a finite number (the column holds strings).
     Whole numbers among them keep the ids of the integers they equal
-    (``KeyIndex``)."""
+    (``KeyIndex``); a whole number beyond int64 is an error (float64 would
+    merge it with its neighbours)."""
     values = np.zeros(len(words), dtype=np.float64)
+    bad: list[tuple[int, str]] = []
     for i, w in enumerate(words):
-        try:
-            d = decimal.Decimal(w.strip())
-        except decimal.InvalidOperation:
+        if not NUMBER_WORD.fullmatch(w):
             return None
+        d = decimal.Decimal(w.strip())
         if not d.is_finite():
             return None
+        if d.adjusted() > 18 and d == d.to_integral_value() and not (
+                INT64_MIN <= d <= INT64_MAX):
+            bad.append((i, _ID_OUT_OF_RANGE))
+            continue
         values[i] = float(d)
-    return values, []
+    return values, bad
 
 
 _OUT_OF_RANGE = ("which is outside the range of integer class labels (-2**63 to 2**63 - 1); "
@@ -278,6 +296,8 @@ def _parse_labels(words: list[str]) -> tuple[np.ndarray, list[tuple[int, str]]] 
     whole, not finite, or outside int64).
     ``1``, ``1.0``, ``+1`` and ``1e0`` are all the class 1.
     """
+    if not all(NUMBER_WORD.fullmatch(w) for w in words):
+        return None  # a word, not a number (``1_0``, non-ASCII digits included)
     try:  # fast path: plain integers within range
         return np.array([int(w) for w in words], dtype=np.int64), []
     except (ValueError, OverflowError):
@@ -320,8 +340,9 @@ def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | No
             arr = pc.cast(arr, pa.float64())
         except pa.ArrowInvalid:
             # missing-value tokens Arrow's exact match left (" NA", or a token that a
-            # label column declares as a label) are missing here too
-            words = [None if w is None or _is_missing_word(w) else w
+            # label column declares as a label) are missing here too; spaces around
+            # a number are allowed, as in labels
+            words = [None if w is None or _is_missing_word(w) else w.strip()
                      for w in arr.to_pylist()]
             try:
                 arr = pc.cast(pa.array(words, pa.string()), pa.float64())
@@ -330,11 +351,11 @@ def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | No
                     if w is None:
                         continue
                     try:
-                        float(w)
-                    except ValueError:
+                        pc.cast(pa.array([w], pa.string()), pa.float64())
+                    except pa.ArrowInvalid:
                         raise DataError(
-                            f"row {row0 + i}: column {name!r} holds {w!r}, which is not a "
-                            "number.") from None
+                            f"row {row0 + i}: column {name!r} holds {arr[i].as_py()!r}, "
+                            "which is not a number.") from None
                 raise
     elif not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)
               or pa.types.is_decimal(arr.type)):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import decimal
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -27,19 +26,20 @@ from .agreement_stream import AgreementAccumulator
 __all__ = ["accumulate_file", "agreement_file"]
 
 
-#: a number as a CSV writes it (ASCII digits, no spaces or underscores)
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
 def _id_word(word: str):
     """A CSV id as the value it writes: a number where the word is one (``1``,
-    ``1.0``, ``1e0`` and ``01`` are the id 1, as a numeric column read into
-    memory), else the word (``1_000``, `` 1`` and ``x1`` stay words)."""
-    if not _NUMBER.fullmatch(word):
+    ``1.0``, ``1e0``, `` 1`` and ``01`` are the id 1, as a numeric column read
+    into memory), else the word (``1_000`` and ``x1`` stay words); see
+    :data:`fastkappa._file_columns.NUMBER_WORD`."""
+    from ._file_columns import NUMBER_WORD
+
+    if not NUMBER_WORD.fullmatch(word):
         return word
-    d = decimal.Decimal(word)
+    d = decimal.Decimal(word.strip())
+    if not d.is_finite():
+        return word
     if d.adjusted() > 40:  # far beyond any integer id: a float, or the word
-        v = float(word)
+        v = float(d)
         return v if math.isfinite(v) else word
     if d == d.to_integral_value():
         return int(d)

@@ -371,8 +371,8 @@ def _declared_scale(y_true, y_pred, labels, n_classes):
     for x in (y_true, y_pred):
         dtype = getattr(x, "dtype", None)
         cat = getattr(x, "cat", None)
-        if getattr(dtype, "ordered", False) and cat is not None and cat.known:
-            scales.append(list(dtype.categories))
+        if getattr(dtype, "ordered", False) and cat is not None:
+            scales.append(list(dtype.categories) if cat.known else _partition_scale(x))
     if len(scales) == 2 and scales[0] != scales[1]:
         raise ValueError(
             "`y_true` and `y_pred` are ordered categoricals with different categories; "
@@ -433,6 +433,23 @@ def _scored_classes(y_true, y_pred, labels, n_classes, thresholds, ignore_index,
             f"{len(found)}; class index i is the i-th class, so declare the classes with "
             "`labels=` or `n_classes=`.")
     return found.tolist()
+
+
+def _categories(piece) -> list:
+    return list(piece.dtype.categories)
+
+
+def _partition_scale(x) -> list:
+    """The categories of an ordered categorical dask column whose categories dask
+    does not know (``dd.read_parquet``): read from its partitions, which must
+    all declare the same ones, in the same order."""
+    found = dask.compute(*[dask.delayed(_categories)(p) for p in x.to_delayed()])
+    for other in found[1:]:
+        if list(other) != list(found[0]):
+            raise ValueError(
+                f"the partitions of an ordered categorical declare different categories "
+                f"({list(found[0])} and {list(other)}); pass `labels=` in scale order.")
+    return list(found[0]) if found else []
 
 
 def _partition_cells(part):

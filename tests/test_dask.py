@@ -403,3 +403,36 @@ def test_groups_of_dropped_partitions_are_listed_and_missing_values_raise():
     with pytest.raises(ValueError, match="hold a missing value"):
         fkd.kappa_by_group(da.from_array(tn, chunks=2), da.from_array(pn, chunks=2),
                            da.from_array(np.array([0, 0, 1, 1, 1, 1]), chunks=2))
+
+
+@pytest.mark.filterwarnings("ignore::fastkappa.DegenerateIntervalWarning")
+def test_ordered_categoricals_whose_categories_dask_does_not_know(tmp_path):
+    """``dd.read_parquet`` of an ordered categorical leaves its categories unknown
+    to dask: they are read from the partitions (which must agree), so the rows and
+    group paths keep the declared scale, as in memory."""
+    pytest.importorskip("pyarrow")
+    cat = pd.CategoricalDtype(["none", "mild", "severe"], ordered=True)
+    rng = np.random.default_rng(0)
+    names = np.array(cat.categories)
+    frames = []
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    for part in range(3):
+        t = rng.integers(0, 3, 200)
+        p = np.where(rng.random(200) < 0.7, t, rng.integers(0, 3, 200))
+        frame = pd.DataFrame({"t": pd.Categorical(names[t], dtype=cat),
+                              "p": pd.Categorical(names[p], dtype=cat),
+                              "g": rng.integers(0, 3, 200)})
+        frame.to_parquet(folder / f"part{part}.parquet")
+        frames.append(frame)
+    ddf = dd.read_parquet(folder)
+    assert not ddf.t.cat.known and ddf.npartitions == 3
+    mem = pd.concat(frames, ignore_index=True)
+    kw = {"weights": "quadratic"}
+    np.testing.assert_allclose(fkd.kappa_by_group(ddf.t, ddf.p, ddf.g, **kw).estimate,
+                               fk.kappa_by_group(mem.t, mem.p, mem.g, **kw).estimate,
+                               atol=1e-12)
+    got = fkd.kappa_ci(ddf.t, ddf.p, clusters=ddf.g, method="asymptotic", **kw)
+    want = fk.kappa_ci(mem.t, mem.p, clusters=mem.g, method="asymptotic", **kw)
+    assert (got.estimate, got.standard_error) == pytest.approx(
+        (want.estimate, want.standard_error), abs=1e-12)

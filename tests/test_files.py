@@ -232,3 +232,42 @@ def test_missing_value_message_speaks_the_file_format(tmp_path):
                                                  r"a missing-value token"):
         fk.files.score_file(str(csv), true="t", pred="p")
     assert fk.files.score_file(str(path), true="t", pred="p", nan_policy="omit") == 1.0
+
+
+def test_csv_words_as_pandas_reads_them(tmp_path):
+    """Numbers are plain ASCII numbers (``1_0`` and full-width digits are words, as
+    pandas reads them); scores and weights may have spaces around them; ``--sep``
+    takes ``\\t`` as a shell passes it; quoted values may hold line breaks
+    anywhere in a file read in several blocks; a whole-number id beyond int64
+    is refused, never merged with its neighbours through float64."""
+    import pandas as pd
+
+    path = tmp_path / "w.csv"
+    path.write_text("y,p\n1_0,10\n2,2\n10,2\n2,1_0\n\uff11,2\n")
+    df = pd.read_csv(path, dtype=str)
+    assert fk.files.score_file(path, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(df.y, df.p), abs=1e-12)
+    path.write_text("y,p,w\n0,0,1.0\n1,1, 2.0\n1,0,1.5 \n")
+    assert fk.files.score_file(path, true="y", pred="p", sample_weight="w") == (
+        pytest.approx(cohen_kappa_score([0, 1, 1], [0, 1, 0], sample_weight=[1, 2, 1.5])))
+    tsv = tmp_path / "t.txt"
+    tsv.write_text("y\tp\n1\t1\n2\t2\n1\t2\n")
+    want = cohen_kappa_score([1, 2, 1], [1, 2, 2])
+    for sep in ("\t", "\\t", "tab"):
+        assert fk.files.score_file(tsv, true="y", pred="p", sep=sep) == pytest.approx(want)
+    with pytest.raises(ValueError, match="one character"):
+        fk.files.score_file(tsv, true="y", pred="p", sep="ab")
+    rng = np.random.default_rng(2)
+    n = 120_000  # about 1.5 MB: more than one read block
+    t = rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.7, t, rng.integers(0, 3, n))
+    note = np.where(rng.random(n) < 0.3, "line one\nline two", "ok")
+    long = tmp_path / "notes.csv"
+    pd.DataFrame({"note": note, "y": t, "p": p}).to_csv(long, index=False)
+    assert fk.files.score_file(long, true="y", pred="p") == pytest.approx(
+        cohen_kappa_score(t, p), abs=1e-12)
+    big = tmp_path / "ids.csv"
+    big.write_text("y,p,c\n" + "".join(f"{i % 3},{(i // 2) % 3},{10**19 + 4096 * (i // 2)}\n"
+                                       for i in range(40)))
+    with pytest.raises(fk.files.DataError, match="outside the int64 range; ids that large"):
+        fk.files.score_file(big, true="y", pred="p", clusters="c", method="asymptotic")

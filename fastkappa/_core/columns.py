@@ -134,8 +134,8 @@ def _object_column(values: np.ndarray, name: str) -> Column:
     if any(isinstance(u, numbers.Integral) and not -(2**63) <= u < 2**63 for u in uniques):
         # float64 would merge distinct labels (10**20 and 10**20 + 1): refuse
         raise ValueError(
-            f"`{name}` holds integers beyond the int64 range; labels that large are not "
-            "supported (subtract an offset, or convert them to strings).")
+            f"`{name}` holds integers beyond the int64 range; values that large are not "
+            "supported as labels or ids (subtract an offset, or convert them to strings).")
     exact = _exact_ints(uniques)
     if exact is not None:
         # integers (and floats holding whole numbers) keep their exact value: never
@@ -169,8 +169,9 @@ def _check_uint64(values: np.ndarray, name: str) -> np.ndarray:
     if values.dtype == np.uint64:
         if values.size and values.max() >= 2**63:
             raise ValueError(
-                f"`{name}` holds unsigned integers of 2**63 or more; labels that large "
-                "are not supported (subtract an offset, or convert them to strings).")
+                f"`{name}` holds unsigned integers of 2**63 or more; values that large "
+                "are not supported as labels or ids (subtract an offset, or convert them to "
+                "strings).")
         return values.view(np.int64)
     return values
 
