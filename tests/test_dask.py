@@ -21,8 +21,10 @@ import fastkappa.dask as fkd  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
+    # a random dashboard port: with None, distributed tries 8787 first, and a busy
+    # port leaves an unclosed socket behind (a ResourceWarning, an error here)
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None, memory_limit="1GiB")
+                                       dashboard_address=":0", memory_limit="1GiB")
     c = distributed.Client(cluster)
     yield c
     c.close()
