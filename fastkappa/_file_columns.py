@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import decimal
 import math
-import re
 
 import numpy as np
 
 from ._core.columns import CodesColumn, first_index_outside
-from ._io import INT64_MAX, INT64_MIN, MISSING_TOKENS, DataError, plain_strings
+from ._io import (
+    INT64_MAX,
+    INT64_MIN,
+    MISSING_TOKENS,
+    NUMBER_WORD,
+    DataError,
+    number_text,
+    plain_strings,
+)
 
 _NUM_HINT = ("labels must be whole numbers or strings; to score continuous predictions "
              "use `fastkappa thresholds`")
 
-#: a number as a CSV writes it: ASCII digits, an optional sign, point and
-#: exponent, spaces around (``1_000`` and non-ASCII digits are words, as pandas
-#: reads them, although Python's ``int()`` takes them)
-NUMBER_WORD = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                         r"|(?i:inf|infinity|nan))\s*")
 
 
 class LabelConverter:
@@ -212,6 +214,8 @@ class IdConverter(LabelConverter):
 
 _ID_OUT_OF_RANGE = ("a whole number outside the int64 range; ids that large are not "
                     "supported (write them as text, e.g. with a letter in front)")
+_ID_MIXED = ("a whole number of 2**53 or more next to ids that are not whole; such ids "
+             "cannot be compared exactly (write them as text, e.g. with a letter in front)")
 
 
 def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
@@ -223,17 +227,23 @@ def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
     merge it with its neighbours)."""
     values = np.zeros(len(words), dtype=np.float64)
     bad: list[tuple[int, str]] = []
+    big = False
     for i, w in enumerate(words):
         if not NUMBER_WORD.fullmatch(w):
             return None
-        d = decimal.Decimal(w.strip())
+        d = decimal.Decimal(number_text(w))
         if not d.is_finite():
             return None
-        if d.adjusted() > 18 and d == d.to_integral_value() and not (
-                INT64_MIN <= d <= INT64_MAX):
+        whole = d == d.to_integral_value()
+        if whole and not INT64_MIN <= d <= INT64_MAX:
             bad.append((i, _ID_OUT_OF_RANGE))
-            continue
+        elif whole and abs(d) >= 2**53:
+            big = True  # exact only as an integer
         values[i] = float(d)
+    if big and any(v != math.floor(v) for v in values):
+        # float64 would round the large whole ids, which other blocks hold exactly
+        return values, [(i, _ID_MIXED) for i in range(len(words))
+                        if abs(values[i]) >= 2.0**53]
     return values, bad
 
 
@@ -309,7 +319,7 @@ def _parse_labels(words: list[str]) -> tuple[np.ndarray, list[tuple[int, str]]] 
             v = int(w)
         except ValueError:
             try:
-                d = decimal.Decimal(w.strip())
+                d = decimal.Decimal(number_text(w))
             except decimal.InvalidOperation:
                 return None
             if d.is_nan():  # "nan" spellings the missing tokens do not cover ("NAN")
@@ -342,7 +352,7 @@ def score_values(arr, name: str, row0: int) -> tuple[np.ndarray, np.ndarray | No
             # missing-value tokens Arrow's exact match left (" NA", or a token that a
             # label column declares as a label) are missing here too; spaces around
             # a number are allowed, as in labels
-            words = [None if w is None or _is_missing_word(w) else w.strip()
+            words = [None if w is None or _is_missing_word(w) else number_text(w)
                      for w in arr.to_pylist()]
             try:
                 arr = pc.cast(pa.array(words, pa.string()), pa.float64())

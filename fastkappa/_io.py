@@ -26,6 +26,7 @@ import gzip
 import io
 import os
 import queue
+import re
 import sys
 import threading
 import weakref
@@ -55,6 +56,19 @@ MISSING_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+#: a number as a CSV writes it: ASCII digits, an optional sign, point and
+#: exponent, ASCII spaces around, or an inf/nan spelling (``1_000``, non-ASCII
+#: digits and spaces make words, as pandas reads them, although Python's
+#: ``int()`` and ``Decimal()`` take them)
+NUMBER_WORD = re.compile(r"[ \t\r\n\f\v]*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+                         r"(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))[ \t\r\n\f\v]*")
+
+
+def number_text(word: str) -> str:
+    """``word`` without the ASCII spaces :data:`NUMBER_WORD` allows around a number."""
+    return word.strip(" \t\r\n\f\v")
+
+
 class CommandLineInt(int):
     """A class label typed on the command line that reads as an integer; ``text``
     keeps what was typed, the label itself when the file stores its labels as
@@ -63,6 +77,8 @@ class CommandLineInt(int):
     text: str
 
     def __new__(cls, text: str) -> CommandLineInt:
+        if not NUMBER_WORD.fullmatch(text):  # ``1_0``: text, as a file's word
+            raise ValueError(f"{text!r} is not a number")
         try:
             value = int(text)
         except ValueError:  # "10.0", "1e3": whole numbers, as a numeric column reads them

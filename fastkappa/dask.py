@@ -135,6 +135,11 @@ def _partitions(cols: dict[str, Any]) -> list:
             "fastkappa.dask takes dask arrays or dask DataFrame columns; got "
             f"{type(first).__name__} (use fastkappa.cohen_kappa for in-memory data).")
     for name, x in list(present.items()):
+        if not _is_dask_frame_like(x):
+            raise TypeError(
+                f"`{first_name}` is a dask DataFrame column but `{name}` is "
+                f"{type(x).__name__}; pass columns of one dask DataFrame (or dask arrays "
+                "only, e.g. df[col].to_dask_array(lengths=True)).")
         if getattr(x, "ndim", 1) == 2:  # a dask DataFrame: one column is that column
             if len(x.columns) != 1:
                 raise ValueError(

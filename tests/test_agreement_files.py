@@ -197,3 +197,17 @@ def test_csv_ids_that_are_not_plain_numbers_stay_words(tmp_path):
     with pytest.raises(ValueError, match="two clusters"):
         fkf.agreement_file(path, item="item", rater="rater", label="label",
                            clusters={"01": "x", "1": "y", 2: "x", 3: "y", 4: "y"})
+
+
+def test_csv_ids_with_spaces_around_stay_words(tmp_path):
+    """`` 1`` is a word, as pandas keeps it in a column of words: a second item."""
+    path = tmp_path / "sp.csv"
+    path.write_text('i,r,l\na,x,1\na,y,1\n1,x,1\n1,y,2\n" 1",x,2\n" 1",y,2\n2,x,1\n2,y,2\n'
+                    "2\xa0,x,1\n2\xa0,y,1\n")
+    res = fkf.agreement_file(path, item="i", rater="r", label="l",
+                             coefficients="fleiss_kappa")
+    df = pd.read_csv(path, dtype=str)
+    want = fk.agreement(item=df.i, rater=df.r, label=df.l.astype(int),
+                        coefficients="fleiss_kappa")
+    assert res.n_items == want.n_items == 5
+    assert res["fleiss_kappa"].estimate == pytest.approx(want["fleiss_kappa"].estimate)

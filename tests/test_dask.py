@@ -438,3 +438,10 @@ def test_ordered_categoricals_whose_categories_dask_does_not_know(tmp_path):
     want = fk.kappa_ci(mem.t, mem.p, clusters=mem.g, method="asymptotic", **kw)
     assert (got.estimate, got.standard_error) == pytest.approx(
         (want.estimate, want.standard_error), abs=1e-12)
+
+
+def test_a_dataframe_column_with_a_dask_array_is_refused_clearly():
+    t = dd.from_pandas(pd.Series(np.arange(30) % 3), npartitions=3)
+    scores = da.from_array(np.random.default_rng(0).random((30, 3)), chunks=(10, 3))
+    with pytest.raises(TypeError, match="pass columns of one dask DataFrame"):
+        fkd.cohen_kappa(t, scores)

@@ -1,6 +1,9 @@
 """fastkappa.files: score_file on CSV, Parquet and Arrow streams equals the in-memory API."""
 
 import gzip
+import json
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -271,3 +274,30 @@ def test_csv_words_as_pandas_reads_them(tmp_path):
                                        for i in range(40)))
     with pytest.raises(fk.files.DataError, match="outside the int64 range; ids that large"):
         fk.files.score_file(big, true="y", pred="p", clusters="c", method="asymptotic")
+
+
+def test_csv_numbers_are_ascii_and_ids_stay_exact(tmp_path):
+    """Non-ASCII spaces make words (pandas reads such a column as strings); 19-digit
+    ids beyond int64 are refused; large whole ids next to non-whole ones are
+    refused rather than rounded; a command-line label ``1_0`` names the word
+    ``1_0``."""
+    import pandas as pd
+
+    path = tmp_path / "s.csv"
+    path.write_text("t,p\n1,1\n2\xa0,2\n2,2\u3000\n1,2\n2\xa0,2\xa0\n1,1\n")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert fk.files.score_file(path, true="t", pred="p") == pytest.approx(
+        cohen_kappa_score(df.t, df.p), abs=1e-12)
+    for ids, why in ((["9300000000000000000", "9300000000000000001"], "outside the int64"),
+                     (["9007199254740993", "0.5"], "2\\*\\*53 or more next to ids")):
+        path.write_text("t,p,g\n" + "".join(f"{i % 2},{i % 2},{ids[i % 2]}\n"
+                                            for i in range(20)))
+        with pytest.raises(fk.files.DataError, match=why):
+            fk.files.score_file(path, true="t", pred="p", by="g")
+    path.write_text("t,p\n1_0,2_0\n2_0,2_0\n1_0,1_0\n")
+    out = subprocess.run([sys.executable, "-m", "fastkappa", "score", str(path), "--true",
+                          "t", "--pred", "p", "--labels", "1_0,2_0", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["kappa"] == pytest.approx(
+        cohen_kappa_score(["1_0", "2_0", "1_0"], ["2_0", "2_0", "1_0"]))
