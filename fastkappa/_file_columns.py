@@ -214,8 +214,9 @@ class IdConverter(LabelConverter):
 
 _ID_OUT_OF_RANGE = ("a whole number outside the int64 range; ids that large are not "
                     "supported (write them as text, e.g. with a letter in front)")
-_ID_MIXED = ("a whole number of 2**53 or more next to ids that are not whole; such ids "
-             "cannot be compared exactly (write them as text, e.g. with a letter in front)")
+_ID_INEXACT = ("a number of 2**52 or more that float64 cannot hold exactly, in a block "
+               "with ids that are not whole; it would be rounded onto another id (write "
+               "the ids as text, e.g. with a letter in front)")
 
 
 def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
@@ -223,27 +224,24 @@ def _parse_ids(words: list[str]) -> tuple[np.ndarray, list] | None:
     :func:`_parse_labels` found a number that is no class label (``2.5``);
     None when a word is not a finite number (the column holds strings).
     Whole numbers among them keep the ids of the integers they equal
-    (``KeyIndex``); a whole number beyond int64 is an error (float64 would
-    merge it with its neighbours)."""
+    (``KeyIndex``).  An id float64 cannot hold exactly from 2**52 on (where
+    it would round onto a whole number, such as an id that other blocks
+    hold exactly as an integer) is an error, as is a whole number beyond
+    int64."""
     values = np.zeros(len(words), dtype=np.float64)
     bad: list[tuple[int, str]] = []
-    big = False
     for i, w in enumerate(words):
         if not NUMBER_WORD.fullmatch(w):
             return None
         d = decimal.Decimal(number_text(w))
         if not d.is_finite():
             return None
-        whole = d == d.to_integral_value()
-        if whole and not INT64_MIN <= d <= INT64_MAX:
+        if d == d.to_integral_value() and not INT64_MIN <= d <= INT64_MAX:
             bad.append((i, _ID_OUT_OF_RANGE))
-        elif whole and abs(d) >= 2**53:
-            big = True  # exact only as an integer
+            continue
         values[i] = float(d)
-    if big and any(v != math.floor(v) for v in values):
-        # float64 would round the large whole ids, which other blocks hold exactly
-        return values, [(i, _ID_MIXED) for i in range(len(words))
-                        if abs(values[i]) >= 2.0**53]
+        if abs(d) >= 2**52 and decimal.Decimal(values[i]) != d:
+            bad.append((i, _ID_INEXACT))
     return values, bad
 
 

@@ -22,6 +22,7 @@ whole-number spellings of them such as ``1.0`` and ``1e3``, the same class as
 from __future__ import annotations
 
 import csv
+import decimal
 import gzip
 import io
 import os
@@ -79,13 +80,11 @@ class CommandLineInt(int):
     def __new__(cls, text: str) -> CommandLineInt:
         if not NUMBER_WORD.fullmatch(text):  # ``1_0``: text, as a file's word
             raise ValueError(f"{text!r} is not a number")
-        try:
-            value = int(text)
-        except ValueError:  # "10.0", "1e3": whole numbers, as a numeric column reads them
-            f = float(text)
-            if not f.is_integer():
-                raise ValueError(f"{text!r} is not a whole number") from None
-            value = int(f)
+        # "10.0", "1e3": whole numbers, as a numeric column reads them (exactly)
+        d = decimal.Decimal(number_text(text))
+        if not d.is_finite() or d != d.to_integral_value() or d.adjusted() > 40:
+            raise ValueError(f"{text!r} is not a whole number")
+        value = int(d)
         self = super().__new__(cls, value)
         self.text = text
         return self

@@ -28,14 +28,15 @@ __all__ = ["accumulate_file", "agreement_file"]
 
 def _id_word(word: str):
     """A CSV id as the value it writes: a number where the word is one (``1``,
-    ``1.0``, ``1e0`` and ``01`` are the id 1, as a numeric column read into
-    memory), else the word (`` 1``, ``1_000`` and ``x1`` stay words); see
+    ``1.0``, ``1e0``, `` 1`` and ``01`` are the id 1, as a numeric column read
+    into memory, such as a file written with ``", "`` between fields), else
+    the word (``1_000`` and ``x1`` stay words); see
     :data:`fastkappa._io.NUMBER_WORD`."""
     from ._io import NUMBER_WORD, number_text
 
-    if not NUMBER_WORD.fullmatch(word) or number_text(word) != word:
-        return word  # spaces around: a word, as pandas keeps it in a column of words
-    d = decimal.Decimal(word)
+    if not NUMBER_WORD.fullmatch(word):
+        return word
+    d = decimal.Decimal(number_text(word))
     if not d.is_finite():
         return word
     if d.adjusted() > 40:  # far beyond any integer id: a float, or the word

@@ -199,15 +199,24 @@ def test_csv_ids_that_are_not_plain_numbers_stay_words(tmp_path):
                            clusters={"01": "x", "1": "y", 2: "x", 3: "y", 4: "y"})
 
 
-def test_csv_ids_with_spaces_around_stay_words(tmp_path):
-    """`` 1`` is a word, as pandas keeps it in a column of words: a second item."""
+def test_csv_ids_with_spaces_around_are_numbers(tmp_path):
+    """`` 1`` is the id 1, as pandas reads a numeric column (a file written with
+    ``", "`` between fields), and a ``clusters`` dict keyed by numbers finds
+    it; a no-break space makes a word."""
     path = tmp_path / "sp.csv"
-    path.write_text('i,r,l\na,x,1\na,y,1\n1,x,1\n1,y,2\n" 1",x,2\n" 1",y,2\n2,x,1\n2,y,2\n'
-                    "2\xa0,x,1\n2\xa0,y,1\n")
+    path.write_text("i, r, l\n1, x, 1\n1, y, 1\n 1, z, 2\n2, x, 1\n2, y, 2\n2, z, 2\n"
+                    "3, x, 2\n3, y, 2\n3, z, 1\n4, x, 1\n4, y, 1\n4, z, 1\n")
+    df = pd.read_csv(path, skipinitialspace=True)
+    want = fk.agreement(item=df.i, rater=df.r, label=df.l, coefficients="fleiss_kappa")
     res = fkf.agreement_file(path, item="i", rater="r", label="l",
                              coefficients="fleiss_kappa")
-    df = pd.read_csv(path, dtype=str)
-    want = fk.agreement(item=df.i, rater=df.r, label=df.l.astype(int),
-                        coefficients="fleiss_kappa")
-    assert res.n_items == want.n_items == 5
+    assert res.n_items == want.n_items == 4
     assert res["fleiss_kappa"].estimate == pytest.approx(want["fleiss_kappa"].estimate)
+    with pytest.warns(fk.DegenerateIntervalWarning):
+        res = fkf.agreement_file(path, item="i", rater="r", label="l",
+                                 clusters={1: "a", 2: "a", 3: "b", 4: "b"},
+                                 coefficients="fleiss_kappa", method="asymptotic")
+    assert res.n_clusters == 2
+    path.write_text("i,r,l\n2,x,1\n2,y,2\n2\xa0,x,1\n2\xa0,y,1\n")
+    assert fkf.agreement_file(path, item="i", rater="r", label="l",
+                              coefficients="percent_agreement").n_items == 2

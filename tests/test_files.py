@@ -289,7 +289,7 @@ def test_csv_numbers_are_ascii_and_ids_stay_exact(tmp_path):
     assert fk.files.score_file(path, true="t", pred="p") == pytest.approx(
         cohen_kappa_score(df.t, df.p), abs=1e-12)
     for ids, why in ((["9300000000000000000", "9300000000000000001"], "outside the int64"),
-                     (["9007199254740993", "0.5"], "2\\*\\*53 or more next to ids")):
+                     (["9007199254740993", "0.5"], "float64 cannot hold exactly")):
         path.write_text("t,p,g\n" + "".join(f"{i % 2},{i % 2},{ids[i % 2]}\n"
                                             for i in range(20)))
         with pytest.raises(fk.files.DataError, match=why):
@@ -301,3 +301,31 @@ def test_csv_numbers_are_ascii_and_ids_stay_exact(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["kappa"] == pytest.approx(
         cohen_kappa_score(["1_0", "2_0", "1_0"], ["2_0", "2_0", "1_0"]))
+
+
+def test_large_ids_next_to_non_whole_ones_and_exact_command_line_labels(tmp_path):
+    """In a block read as float64 (it holds a non-whole id), an id float64 cannot
+    hold exactly from 2**52 on is refused with its own row, while one it holds
+    exactly (10**16) is scored; command-line labels with a point are exact."""
+    import pandas as pd
+
+    path = tmp_path / "g.csv"
+    path.write_text("t,p,g\n0,0,0.5\n1,1,1\n1,0,9007199254740993.5\n0,1,9007199254740993\n")
+    with pytest.raises(fk.files.DataError, match=r"row 3: .*'9007199254740993.5', a number "
+                                                 r"of 2\*\*52 or more"):
+        fk.files.score_file(path, true="t", pred="p", by="g")
+    path.write_text("t,p,g\n" + "".join(f"{i % 2},{(i // 2) % 2},{g}\n" for i, g in enumerate(
+        ["10000000000000000"] * 3 + ["0.5"] * 3)))
+    df = pd.read_csv(path)
+    got = fk.files.score_file(path, true="t", pred="p", by="g")
+    want = fk.kappa_by_group(df.t, df.p, df.g)
+    np.testing.assert_allclose(got.estimate, want.estimate)
+    path.write_text("t,p\n9007199254740993,9007199254740993\n9007199254740993,0\n0,0\n"
+                    "0,9007199254740993\n0,0\n")
+    out = subprocess.run([sys.executable, "-m", "fastkappa", "score", str(path), "--true", "t",
+                          "--pred", "p", "--labels", "0,9007199254740993.0", "--format",
+                          "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["kappa"] == pytest.approx(cohen_kappa_score(
+        [9007199254740993, 9007199254740993, 0, 0, 0], [9007199254740993, 0, 0,
+                                                         9007199254740993, 0]))
