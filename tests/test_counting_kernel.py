@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from fastkappa._core.config import PARALLEL_MIN_ROWS
 from fastkappa._core.dispatch import chunked, kernels, use_serial_kernels
 from fastkappa._core.encoding import int_lut, is_plain_range
-from fastkappa._core.stand_ins import StandInTime
-from fastkappa._kernels import counting
+from fastkappa._core.stand_ins import ColdStandIn
+from fastkappa._kernels import _jit, counting
 
 DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16]
 
@@ -328,12 +328,12 @@ y = rng.integers(0, 5, 100_000); a = np.clip(y + rng.integers(-1, 2, 100_000), 0
 first = fk.cohen_kappa(y, a, weights="quadratic")
 ok = abs(first - cohen_kappa_score(y, a, weights="quadratic")) < 1e-12
 compiled_first = len(getattr(counting._count_block, "overloads", ()))  # none without JIT
-counting.COLD_NUMPY_BUDGET = 0.0  # spent: the next two counts take the block
+counting._cold_counts.budget = 0.0  # spent: the next two counts take the block
 fk.cohen_kappa(y, a); fk.cohen_kappa(y, a)
 second = fk.cohen_kappa(y, a, weights="quadratic")
 print(json.dumps({"ok": ok, "same": second == first, "compiled_first": compiled_first,
                   "compiled_after": len(getattr(counting._count_block, "overloads", ())),
-                  "ready": len(counting._count_block_ready)}))
+                  "ready": counting._cold_counts.n_ready}))
 """
     # the test session turns the cold paths off (conftest); this process has them
     env = dict(os.environ, FASTKAPPA_CACHE_DIR=str(tmp_path), FASTKAPPA_COLD_SERIAL="1")
@@ -400,7 +400,6 @@ def test_warmup_and_the_environment_turn_the_numpy_stand_in_off(monkeypatch):
     """``fastkappa warmup`` (through ``parallel_drivers``) compiles the block, and
     ``FASTKAPPA_COLD_SERIAL=0`` keeps benchmarks on it: no NumPy stand-in then."""
     from fastkappa._core import units
-    from fastkappa._kernels import _jit
 
     monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")
     assert _jit.cold_stand_ins()
@@ -418,9 +417,8 @@ def test_numpy_stand_in_only_below_the_parallel_threshold(monkeypatch):
 
     assert counting.COLD_NUMPY_MAX_ROWS <= PARALLEL_MIN_ROWS
     monkeypatch.setenv("FASTKAPPA_COLD_SERIAL", "1")
-    monkeypatch.setattr(counting, "_count_block_ready", set())
-    monkeypatch.setattr(counting, "is_ready", lambda kernel, args: False)
-    monkeypatch.setattr(counting, "_cold_numpy_time", StandInTime())
+    monkeypatch.setattr(_jit, "is_ready", lambda kernel, args: False)
+    monkeypatch.setattr(counting, "_cold_counts", ColdStandIn(counting.COLD_NUMPY_BUDGET))
     off, lut = int_lut(0, 4, np.arange(5), 5)
     for n, cold in ((1000, True), (counting.COLD_NUMPY_MAX_ROWS, False)):
         t = np.zeros(n, dtype=np.int64)

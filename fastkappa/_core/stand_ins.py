@@ -48,11 +48,19 @@ class ColdStandIn:
     def wanted(self, kernel, args: tuple, key) -> bool:
         """For ``kernel(*args)``; ``key`` names the argument types (is_ready
         reads numba's cache index, so a known answer is kept)."""
-        from .._kernels._jit import cold_stand_ins, is_ready
+        from .._kernels import _jit
 
-        if key in self._ready or self.time.spent() > self.budget or not cold_stand_ins():
+        if key in self._ready or self.time.spent() > self.budget or not _jit.cold_stand_ins():
             return False
-        if is_ready(kernel, args):
+        if _jit.is_ready(kernel, args):
             self._ready.add(key)
             return False
         return True
+
+    def ready(self, key) -> None:
+        """The kernel has run for ``key``'s argument types: compiled from now on."""
+        self._ready.add(key)
+
+    @property
+    def n_ready(self) -> int:
+        return len(self._ready)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._core.stand_ins import StandInTime
-from ._jit import canonical_args, cold_stand_ins, is_ready, jit
+from .._core.stand_ins import ColdStandIn
+from ._jit import canonical_args, jit
 
 
 @jit()
@@ -152,8 +152,7 @@ COLD_NUMPY_BUDGET = 0.5
 COLD_NUMPY_MAX_ROWS = 1 << 18
 #: NumPy's seconds so far (the first count left out), and the label dtype pairs
 #: whose block is known to be compiled or cached
-_cold_numpy_time = StandInTime()
-_count_block_ready: set = set()
+_cold_counts = ColdStandIn(budget=COLD_NUMPY_BUDGET)
 
 
 def _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s):
@@ -165,14 +164,9 @@ def _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s):
 def _count_cold(args: tuple) -> bool:
     """Whether to count ``args`` (those of :func:`_count_block`) with NumPy: the
     block is not ready for their types and the NumPy budget is not spent."""
-    key = (args[0].dtype, args[3].dtype)
-    if (args[0].shape[0] >= COLD_NUMPY_MAX_ROWS or key in _count_block_ready
-            or _cold_numpy_time.spent() > COLD_NUMPY_BUDGET or not cold_stand_ins()):
+    if args[0].shape[0] >= COLD_NUMPY_MAX_ROWS:
         return False
-    if is_ready(_count_block, args):
-        _count_block_ready.add(key)
-        return False
-    return True
+    return _cold_counts.wanted(_count_block, args, (args[0].dtype, args[3].dtype))
 
 
 def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
@@ -189,11 +183,11 @@ def _accumulate_confusion_serial(t, t_off, t_lut, p, p_off, p_lut, s, direct):
     out = np.zeros((1, s * s), dtype=np.int64)
     args = (t, t_off, t_lut, p, p_off, p_lut, s, direct, out[0], *_block_scratch(s))
     if _count_cold(args):
-        with _cold_numpy_time.timing():
+        with _cold_counts.time.timing():
             return _confusion_numpy(t, t_off, t_lut, p, p_off, p_lut, s)
     if _count_block(*args) != 0:
         raise RuntimeError("internal error: the counting kernel's scratch is too short")
-    _count_block_ready.add((t.dtype, p.dtype))
+    _cold_counts.ready((t.dtype, p.dtype))
     return out
 
 
