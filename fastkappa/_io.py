@@ -297,6 +297,11 @@ def _read_header(stream, sep: str, name: str) -> list[str]:
     line = stream.readline(MAX_HEADER_BYTES + 1)
     if not line:
         raise DataError(f"{name} is empty: a CSV file needs a header line naming its columns.")
+    if b"\r" in line.rstrip(b"\r\n"):
+        raise DataError(
+            f"{name}: its lines end in a bare carriage return (CR, old Mac line endings); "
+            "fastkappa reads lines that end in LF or CRLF. Convert the file first, e.g. "
+            "with `tr '\\r' '\\n'`.")
     if len(line) > MAX_HEADER_BYTES and not line.endswith(b"\n"):
         raise DataError(
             f"{name}: the header line is longer than {MAX_HEADER_BYTES:,} bytes (no line "

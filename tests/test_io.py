@@ -146,6 +146,18 @@ def test_open_source_errors(tmp_path):
         open_source(str(empty))
 
 
+@pytest.mark.parametrize("rows", [3, 300_000])
+def test_open_source_names_bare_carriage_return_line_endings(tmp_path, rows):
+    # old Mac line endings (CR alone): said so, short file or one whose first
+    # "line" is longer than the header bound; CRLF stays a line ending
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b"t,p\r" + b"0,1\r" * rows)
+    with pytest.raises(DataError, match=r"bare carriage return \(CR"):
+        open_source(str(path))
+    path.write_bytes(b"t,p\r\n" + b"0,1\r\n" * rows)
+    assert open_source(str(path)).columns == ["t", "p"]
+
+
 def test_open_source_without_pyarrow_names_the_extra(monkeypatch, tmp_path):
     import re
 

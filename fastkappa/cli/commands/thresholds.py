@@ -181,13 +181,14 @@ def apply(file: str, *, score: str, thresholds, id_col: str | None = None,
                                   nan_policy=nan_policy, progress=progress)
     except DataError as e:
         # say what an id may hold
-        where = re.match(r"(row \d+): column (.+?) holds (.+?), which is not a class label",
-                         str(e))
+        where = re.match(r"(row \d+): column (.+?) holds (.+?), which is (?:not a class "
+                         r"label|outside the range of integer class labels)", str(e))
         if id_col is None or where is None or where.group(2) != repr(id_col):
             raise
         raise DataError(
             f"{where.group(1)}: the --id column {id_col!r} holds {where.group(3)}; ids "
-            "must be whole numbers or strings (write them as text in the file).") from None
+            "must be strings or whole numbers from -2**63 to 2**63 - 1 (write others as "
+            "text in the file, e.g. with a letter in front).") from None
     predicted = apply_thresholds(cols[score], th)
     ids = cols[id_col] if id_col else None
     name = "label" if id_col != "label" else "predicted_label"
