@@ -180,22 +180,15 @@ def test_apply_json_without_thresholds_is_a_usage_error(path, capsys, tmp_path):
     assert code == 2 and 'needs a "thresholds" list' in err
 
 
-def test_apply_id_column_that_holds_fractions_says_what_an_id_may_hold(tmp_path, capsys):
+@pytest.mark.parametrize("bad", ["0.5", "99999999999999999999"])
+def test_apply_id_column_that_holds_no_id_says_what_an_id_may_hold(tmp_path, capsys, bad):
+    # a fraction, or a whole number beyond int64 (not "the range of integer class
+    # labels": an id is no class label)
     p = tmp_path / "ids.csv"
-    p.write_text("rid,score\n0,0.1\n0.5,2.2\n1,3.0\n")
+    p.write_text(f"rid,score\n0,0.1\n{bad},2.2\n1,3.0\n")
     code, out, err = run(["thresholds", str(p), "--score", "score", "--apply", "1.5",
                           "--id", "rid"], capsys)
     assert code == 1 and out == ""
-    assert ("the --id column 'rid' holds '0.5'; ids must be strings or whole numbers from "
-            "-2**63 to 2**63 - 1") in err
-
-
-def test_apply_id_column_beyond_int64_says_what_an_id_may_hold(tmp_path, capsys):
-    # not "the range of integer class labels": an id is no class label
-    p = tmp_path / "ids.csv"
-    p.write_text("rid,score\n0,0.1\n99999999999999999999,2.2\n")
-    code, out, err = run(["thresholds", str(p), "--score", "score", "--apply", "1.5",
-                          "--id", "rid"], capsys)
-    assert code == 1 and out == ""
-    assert "row 2: the --id column 'rid' holds '99999999999999999999'; ids must be" in err
+    assert (f"row 2: the --id column 'rid' holds '{bad}'; ids must be strings or whole "
+            "numbers from -2**63 to 2**63 - 1") in err
     assert "class label" not in err
