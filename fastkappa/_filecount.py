@@ -26,6 +26,7 @@ import warnings
 
 import numpy as np
 
+from ._core.caller import user_stacklevel
 from ._core.columns import CodesColumn
 from ._core.config import MAX_CLASSES
 from ._io import DataError
@@ -355,7 +356,7 @@ class UnitTables:
                                     len(ids), cell_t, cell_p, k)
         units = dataclasses.replace(units, n_rows=int(count.sum()))
         wmat = weight_module.weight_matrix(k, weights)
-        res = _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+        res = _ci_from_units(units, wmat, method, cl, n_resamples, seq)
         # the seed, weights, rows and clusters, as fastkappa.kappa_ci records them
         return with_provenance(res, seq, weights, units)
 
@@ -385,7 +386,8 @@ def score_groups(by: str, tables: UnitTables, weights, method, confidence_level,
     undefined = int(np.isnan(kappa).sum())
     if undefined:
         warnings.warn(f"kappa is undefined in {undefined} of {g} groups of {by!r}; "
-                      "they are reported as nan.", UndefinedKappaWarning, stacklevel=2)
+                      "they are reported as nan.", UndefinedKappaWarning,
+                      stacklevel=user_stacklevel())
     low = high = None
     if method is not None:
         low, high = np.full(g, np.nan), np.full(g, np.nan)

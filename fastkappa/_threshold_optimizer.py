@@ -258,7 +258,7 @@ class ThresholdOptimizer:
         sol = _solve(prep, prob)
         self.classes_ = prob.classes
         self.thresholds_ = Thresholds(sol.thresholds, prob.classes)
-        self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected, stacklevel=3)
+        self.qwk_ = _weights.finish_kappa(sol.observed, sol.expected)
         self.n_iter_ = sol.n_iter
         self.n_rows_ = n
         self.n_dropped_ = prob.n_dropped + n_no_group

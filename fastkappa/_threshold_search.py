@@ -478,7 +478,7 @@ def _kappa_of(t: np.ndarray, p: np.ndarray, w: np.ndarray, sw: np.ndarray | None
     k = w.shape[0]
     flat = np.bincount(t.astype(np.int64) * k + p, weights=sw, minlength=k * k)
     terms = _weights.kappa_terms(flat.reshape(k, k), w)
-    return _weights.finish_kappa(*terms, stacklevel=4)
+    return _weights.finish_kappa(*terms)
 
 
 def _curve(prep: _Prepared, prob: _Problem, sol: _Solution) -> dict:

@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike
 
 from . import raters as _r
 from ._agreement_result import _TITLES, Agreement, AgreementRow
+from ._core.caller import user_stacklevel
 from ._core.dispatch import raters_kernels
 from ._raters_input import RatingsTable, distinct_float_rows, encode_ratings
 from .exceptions import UndefinedKappaWarning
@@ -85,7 +86,7 @@ def _level_weighted(level) -> bool:
     return not (isinstance(level, str) and level == "nominal")
 
 
-def _undefined(name: str, stacklevel: int, replace_undefined_by: Any = None) -> float:
+def _undefined(name: str, replace_undefined_by: Any = None) -> float:
     """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default)."""
     returned = ("nan" if replace_undefined_by is None
                 else f"replace_undefined_by={replace_undefined_by!r}")
@@ -93,18 +94,19 @@ def _undefined(name: str, stacklevel: int, replace_undefined_by: Any = None) -> 
         f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
         f"chance agreement is 1, e.g. every rating in one class); returning {returned}. "
         "Declare the full class scale with `labels=` or `n_classes=` if classes are "
-        "missing.", UndefinedKappaWarning, stacklevel=stacklevel + 1)
+        "missing.", UndefinedKappaWarning, stacklevel=user_stacklevel())
     return math.nan if replace_undefined_by is None else replace_undefined_by
 
 
-def _silent_conger(table: RatingsTable, stacklevel: int) -> bool:
+def _silent_conger(table: RatingsTable) -> bool:
     """Whether a rater has no rating, so that Conger's kappa is undefined (warned)."""
     silent = _r.silent_raters(table) if table.has_codes else []
     if silent:
         warnings.warn(
             f"rater {silent[0]!r} has no rating ({len(silent)} such), so Conger's kappa, "
             "which averages over raters, is undefined; returning nan for it. Drop that "
-            "rater's column to score it.", UndefinedKappaWarning, stacklevel=stacklevel + 1)
+            "rater's column to score it.", UndefinedKappaWarning,
+            stacklevel=user_stacklevel())
     return bool(silent)
 
 
@@ -118,8 +120,7 @@ def _check_pairs(table: RatingsTable) -> None:
             "needs ratings from at least two raters.")
 
 
-def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
-         stacklevel: int = 3) -> float:
+def _one(name: str, ratings, weights, level, keywords, replace_undefined_by) -> float:
     weights = _norm_weights(weights)
     if name == "krippendorff_alpha":
         _r.check_level(level)
@@ -127,11 +128,11 @@ def _one(name: str, ratings, weights, level, keywords, replace_undefined_by,
     else:
         table = _encode(ratings, keywords, _is_weighted(weights), globals()[name])
     _check_pairs(table)
-    if name == "conger_kappa" and _silent_conger(table, stacklevel):
+    if name == "conger_kappa" and _silent_conger(table):
         return math.nan if replace_undefined_by is None else replace_undefined_by
     model = _r.build_model(table, (name,), weights, level, estimate_only=True)
     v = float(_r.values(model, model.total)[name][0])
-    return v if math.isfinite(v) else _undefined(name, stacklevel, replace_undefined_by)
+    return v if math.isfinite(v) else _undefined(name, replace_undefined_by)
 
 
 _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), optional
@@ -459,7 +460,7 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     _r.check_light_table(table)
     a = _r.agreement_weights(table.n_classes, weights)
     v = float(_r.light_value(_r.pair_confusions(table.codes, table.n_classes)[None], a)[0])
-    return v if math.isfinite(v) else _undefined("light_kappa", 2, replace_undefined_by)
+    return v if math.isfinite(v) else _undefined("light_kappa", replace_undefined_by)
 
 
 for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
@@ -656,7 +657,7 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
     if level is None:
         level = "nominal" if weights is None else _r._weights.weight_matrix(
             table.n_classes, weights)
-    undefined = (["conger_kappa"] if "conger_kappa" in names and _silent_conger(table, 3)
+    undefined = (["conger_kappa"] if "conger_kappa" in names and _silent_conger(table)
                  else [])
     scored = [n for n in names if n not in undefined]
     # nothing defined to score: the model still checks the clusters and counts them
@@ -708,7 +709,7 @@ def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
 
     bounds = (0.0, 1.0) if name == "percent_agreement" else (-1.0, 1.0)
     if not math.isfinite(estimate):
-        _undefined(name, 4)
+        _undefined(name)
         return AgreementRow(name, math.nan, math.nan, math.nan, math.nan, math.nan, method)
     z0 = estimate / se if se > 0 else math.nan
     p = math.erfc(abs(z0) / math.sqrt(2.0)) if math.isfinite(z0) else math.nan
@@ -719,7 +720,7 @@ def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
                 f"Gwet's standard error of {_TITLES[name]} is zero (e.g. every item's raters "
                 "agree perfectly), so the asymptotic interval has zero width at the "
                 "estimate; report the estimate together with the number of items.",
-                _degenerate(), stacklevel=4)
+                _degenerate(), stacklevel=user_stacklevel())
         lo = min(max(estimate - half, bounds[0]), bounds[1])
         hi = min(max(estimate + half, bounds[0]), bounds[1])
         return AgreementRow(name, estimate, se, lo, hi, p, method)
@@ -730,11 +731,12 @@ def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
         warnings.warn(
             f"{n_undefined} of {len(r)} bootstrap replicates of {_TITLES[name]} are "
             "undefined (e.g. every resampled rating in one class); they are excluded from "
-            "the interval and counted in `n_undefined`.", _degenerate(), stacklevel=4)
+            "the interval and counted in `n_undefined`.", _degenerate(),
+            stacklevel=user_stacklevel())
     jk = None if jack is None else jack[name]
     lo, hi, used = bootstrap_interval(estimate, finite, method, cl, jackknife=jk,
                                       jackknife_counts=None if jk is None else counts,
-                                      what=_TITLES[name], bounds=bounds, stacklevel=4)
+                                      what=_TITLES[name], bounds=bounds)
     sd = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
     return AgreementRow(name, estimate, sd, lo, hi, p, used, n_undefined, finite)
 

@@ -68,17 +68,17 @@ def _standard_errors(units: Units, wmat: np.ndarray) -> tuple[float, float]:
 
 
 def _ci_from_units(units: Units, wmat: np.ndarray, method: str, cl: float, n_resamples: int,
-                   seq: np.random.SeedSequence, stacklevel: int, rows=None) -> KappaCI:
+                   seq: np.random.SeedSequence, rows=None) -> KappaCI:
     """The interval from resampling units; ``rows`` = ``(row_cells, row_w, k)``
     draws rows straight into the table instead (weighted rows, a type per row)."""
     est_arr, joint = full_kappas(units, wmat)
     estimate = float(est_arr[0])
     if not math.isfinite(estimate):
-        return undefined_interval(method, cl, stacklevel + 1)
+        return undefined_interval(method, cl)
     se, se0 = _standard_errors(units, wmat)
     if method == "asymptotic":
         return kappa_interval(estimate, method, cl, standard_error=se,
-                              standard_error_null=se0, stacklevel=stacklevel + 1)
+                              standard_error_null=se0)
     if rows is not None:
         reps = bootstrap_kappas_rows(*rows, wmat, n_resamples, seq)[:, 0]
     else:
@@ -87,8 +87,7 @@ def _ci_from_units(units: Units, wmat: np.ndarray, method: str, cl: float, n_res
     if method == "bca":
         jack = jackknife_kappas(units, wmat, joint)[:, 0]
     return kappa_interval(estimate, method, cl, standard_error_null=se0, replicates=reps,
-                          jackknife=jack, jackknife_counts=units.type_counts,
-                          stacklevel=stacklevel + 1)
+                          jackknife=jack, jackknife_counts=units.type_counts)
 
 
 # --------------------------------------------------------------------------- public
@@ -260,7 +259,7 @@ def kappa_ci(
     if clusters is None and uniform:
         enc.counts()  # validates the data, and the classes are final afterwards
         units = units_from_counts(enc.counts())
-        res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2)
+        res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq)
         return with_provenance(res, seq, weights, units)
     keep = enc.keep()
     t_idx, p_idx, row_w = enc.indices()
@@ -289,7 +288,7 @@ def kappa_ci(
         # weights that differ on almost every row: a type per row, so draw rows
         # straight into the table (chunks of rows stay in cache)
         rows = (row_cells(t_idx, p_idx[None, :], k), row_w, k)
-    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq, stacklevel=2,
+    res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq,
                          rows=rows)
     return with_provenance(res, seq, weights, units)
 
@@ -360,5 +359,5 @@ def kappa_ci_from_confusion(
     counts = o.astype(np.int64)
     wmat = _weights.weight_matrix(counts.shape[0], weights)
     units = units_from_counts(counts)
-    res = _ci_from_units(units, wmat, method, cl, n_resamples, seq, stacklevel=2)
+    res = _ci_from_units(units, wmat, method, cl, n_resamples, seq)
     return with_provenance(res, seq, weights, units)

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from . import _asymptotic
 from ._core import weights as _weights
+from ._core.caller import user_stacklevel
 from ._core.columns import materialize
 from ._core.encode import encode_pair
 from ._core.intervals import (
@@ -297,7 +298,7 @@ def compare(
                 f"kappa of model {names[m]!r} is undefined: the expected disagreement is "
                 "zero (y_true and the model use a single, identical class); its estimate, "
                 "interval and every pair with it are nan.",
-                UndefinedKappaWarning, stacklevel=2)
+                UndefinedKappaWarning, stacklevel=user_stacklevel())
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             # an undefined kappa has nan influence values: no raw NumPy warning
             info, var, var0 = model_variances(units, wmat, m)
@@ -329,7 +330,7 @@ def compare(
             float(estimates[m]), method, cl, standard_error=ses[m],
             standard_error_null=se0s[m], replicates=None if reps is None else reps[:, m],
             jackknife=None if jack is None else jack[:, m], jackknife_counts=counts_t,
-            what=f"kappa of model {nm!r}", warn=False, stacklevel=2, weights=weights)
+            what=f"kappa of model {nm!r}", warn=False, weights=weights)
 
     raw = []
     for a, b in pair_idx:
@@ -359,7 +360,7 @@ def compare(
             low = high = diff  # identical predictions on every resample: nothing varies
         else:
             low, high, _ = bootstrap_interval(diff, d, method, cl, acceleration=acc, what=what,
-                                              bounds=(-2.0, 2.0), stacklevel=2)
+                                              bounds=(-2.0, 2.0))
         p = inverted_p_value(diff, d, method, acceleration=acc)
         se = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
         raw.append((a, b, diff, low, high, p, se, d))
@@ -373,7 +374,7 @@ def compare(
                 f"with n_resamples={n_resamples} the smallest bootstrap p-value is about "
                 f"2/{n_resamples}, so Holm's adjustment over {m_pairs} pairs cannot reach "
                 f"0.05; use n_resamples >= {math.ceil(2 * m_pairs / 0.05)}.",
-                UserWarning, stacklevel=2)
+                UserWarning, stacklevel=user_stacklevel())
     pairs = [PairDifference(names[a], names[b], diff, low, high, float(p), float(pa), se, d)
              for (a, b, diff, low, high, p, se, d), pa in zip(raw, adjusted, strict=True)]
     weights = _weights.canonical(weights)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ._core.caller import user_stacklevel
 from ._install import install_hint
 
 try:
@@ -769,7 +770,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
             f"kappa is undefined (or no row is left) in {int(undefined.sum())} of "
             f"{len(keys)} groups; they are reported as "
             f"replace_undefined_by={replace_undefined_by!r}.", UndefinedKappaWarning,
-            stacklevel=2)
+            stacklevel=user_stacklevel())
         kappa[undefined] = replace_undefined_by
     total = _weights.finish_kappa(*_weights.kappa_terms(tables.sum(axis=0), wmat),
                                   replace_undefined_by)

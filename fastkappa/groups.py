@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from ._asymptotic import fce_many
 from ._core import weights as _weights
+from ._core.caller import user_stacklevel
 from ._core.columns import (
     CodesColumn,
     FloatColumn,
@@ -172,7 +173,8 @@ def group_interval_iv(method, ci, confidence_level, n_resamples, seed):
         if method is not None:
             raise ValueError("pass `method` only (`ci` is its deprecated alias), not both.")
         warnings.warn("`ci` is deprecated and will be removed in fastkappa 0.3.0; pass "
-                      "`method` instead (the same values).", FutureWarning, stacklevel=3)
+                      "`method` instead (the same values).", FutureWarning,
+                      stacklevel=user_stacklevel())
         method = ci
     if method is None:
         resolve_seed(seed)
@@ -370,7 +372,7 @@ def kappa_by_group(
         warnings.warn(
             f"kappa is undefined (or no row is left) in {int(undefined.sum())} of {g} groups; "
             f"they are reported as replace_undefined_by={replace_undefined_by!r}.",
-            UndefinedKappaWarning, stacklevel=2)
+            UndefinedKappaWarning, stacklevel=user_stacklevel())
     kappa[undefined] = replace_undefined_by
     total = tables.sum(axis=0)
     overall = _weights.finish_kappa(*_weights.kappa_terms(total, enc.weights),
@@ -420,7 +422,7 @@ def _group_intervals(enc, tables, gv, goff, glut, method, confidence_level, n_re
                 f"{len(few)} of {g} groups have fewer than {MIN_RELIABLE_CLUSTERS} clusters, "
                 "so their cluster-robust intervals are unreliable"
                 + (f"; {single} have fewer than 2 and get a nan interval" if single else "")
-                + ".", DegenerateIntervalWarning, stacklevel=3)
+                + ".", DegenerateIntervalWarning, stacklevel=user_stacklevel())
         todo = todo[n_cl[todo] >= 2]
     if rows is None and method == "asymptotic":
         # closed form for every group at once; an undefined kappa takes the

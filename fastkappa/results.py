@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _display
+from ._core.caller import user_stacklevel
 from ._install import install_hint
 
 __all__ = ["Comparison", "GroupKappa", "KappaByGroup", "KappaCI", "PairDifference"]
@@ -21,7 +22,7 @@ def _renamed(old: str, new: str) -> property:
     def get(self):
         warnings.warn(f"`{type(self).__name__}.{old}` is deprecated and will be removed in "
                       f"fastkappa 0.3.0; use `.{new}` (the same value).", FutureWarning,
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
         return getattr(self, new)
 
     return property(get, doc=f"Deprecated alias of ``{new}``.")

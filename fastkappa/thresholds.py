@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._core.caller import user_stacklevel
 from ._core.options import check_ignore_index, check_nan_policy, check_sample_weight
 from ._core.shapes import flatten_labels
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
@@ -259,6 +260,6 @@ def continuous_qwk(
         warnings.warn(
             "continuous QWK is undefined: `y_true` and `scores` are constant and equal "
             f"(zero denominator); returning replace_undefined_by={replace_undefined_by!r}.",
-            UndefinedKappaWarning, stacklevel=2)
+            UndefinedKappaWarning, stacklevel=user_stacklevel())
         return replace_undefined_by
     return float(2.0 * cov / denom)

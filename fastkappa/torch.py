@@ -45,6 +45,7 @@ except ImportError as _err:  # pragma: no cover - exercised only without torch
         "https://download.pytorch.org/whl/cpu") from _err
 
 from ._core import weights as _weights
+from ._core.caller import user_stacklevel
 from .exceptions import UndefinedKappaWarning
 
 __all__ = ["KappaLoss", "continuous_qwk_loss", "kappa_loss"]
@@ -126,7 +127,7 @@ def _undefined(anchor: torch.Tensor, value: float, why: str) -> torch.Tensor:
     warnings.warn(
         f"kappa_loss: {why}; the soft kappa carries no signal for this batch, so the loss "
         f"is the constant {value:g} with zero gradient. Use larger or stratified batches.",
-        UndefinedKappaWarning, stacklevel=3)
+        UndefinedKappaWarning, stacklevel=user_stacklevel())
     # connected to the graph (backward works) with an exactly zero gradient
     return anchor.sum() * 0.0 + value
 
@@ -232,7 +233,7 @@ def kappa_loss(
         e = float(expected.detach())  # one device sync, as the check always needed
         if not math.isfinite(e):  # NaN or inf in `input` reaches every term: say so
             warnings.warn("kappa_loss: `input` holds NaN or inf values, so the loss is "
-                          "NaN.", RuntimeWarning, stacklevel=2)
+                          "NaN.", RuntimeWarning, stacklevel=user_stacklevel())
             return observed / expected
         if not e > 0:
             return _undefined(input, 0.0 if form == "log" else 1.0,
@@ -362,7 +363,7 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
                 "continuous_qwk_loss: every target is the same value; continuous QWK is 0 "
                 "whatever the predictions, so the loss is the constant 1 with zero "
                 "gradient. Use larger or stratified batches.",
-                UndefinedKappaWarning, stacklevel=2)
+                UndefinedKappaWarning, stacklevel=user_stacklevel())
             return pred.sum() * 0.0 + 1.0
         mse = torch.mean((s - t) ** 2)
         cov = torch.mean(dt * s)  # = mean(dt * (s - mean(s))), as sum(dt) = 0

@@ -19,6 +19,7 @@ import numpy as np
 from .._core import weights as _weights
 from ..exceptions import DegenerateIntervalWarning
 from ..results import KappaCI
+from .caller import user_stacklevel
 from .units import resolve_seed, seed_record
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
                        confidence_level: float, *, jackknife: np.ndarray | None = None,
                        jackknife_counts: np.ndarray | None = None,
                        acceleration: float | None = None, what: str = "kappa",
-                       bounds: tuple[float, float] | None = (-1.0, 1.0), stacklevel: int = 2
+                       bounds: tuple[float, float] | None = (-1.0, 1.0)
                        ) -> tuple[float, float, str]:
     """``(low, high, method_used)`` from the *defined* bootstrap replicates.
 
@@ -127,7 +128,7 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
     if len(reps) == 0:
         warnings.warn(
             f"no bootstrap replicate of {what} is defined, so there is no interval; "
-            "returning nan bounds.", DegenerateIntervalWarning, stacklevel=stacklevel + 1)
+            "returning nan bounds.", DegenerateIntervalWarning, stacklevel=user_stacklevel())
         return math.nan, math.nan, method
     lo_rep, hi_rep = float(reps.min()), float(reps.max())
     if lo_rep == hi_rep:
@@ -135,7 +136,7 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
             f"every bootstrap replicate of {what} equals {lo_rep!r} (e.g. perfect "
             "agreement in every resample), so the bootstrap distribution is constant; "
             "returning a zero-width interval at the estimate.",
-            DegenerateIntervalWarning, stacklevel=stacklevel + 1)
+            DegenerateIntervalWarning, stacklevel=user_stacklevel())
         low = high = float(estimate)
         return _clip(low, bounds), _clip(high, bounds), method
     alpha = (1.0 - confidence_level) / 2.0
@@ -163,7 +164,7 @@ def bootstrap_interval(estimate: float, replicates: np.ndarray, method: str,
             warnings.warn(
                 f"the BCa interval of {what} is not defined here ({reason}); "
                 "returning the percentile interval instead (method='percentile').",
-                DegenerateIntervalWarning, stacklevel=stacklevel + 1)
+                DegenerateIntervalWarning, stacklevel=user_stacklevel())
             used = "percentile"
         else:
             q_lo = _phi(z0 + (z0 + z_lo) / den_lo)
@@ -257,7 +258,7 @@ def kappa_interval(estimate: float, method: str, confidence_level: float, *,
                    standard_error_null: float, standard_error: float = math.nan,
                    replicates: np.ndarray | None = None, jackknife: np.ndarray | None = None,
                    jackknife_counts: np.ndarray | None = None, what: str = "kappa",
-                   warn: bool = True, stacklevel: int = 2, **fields) -> KappaCI:
+                   warn: bool = True, **fields) -> KappaCI:
     """The one place a :class:`KappaCI` is built from an estimate and its interval.
 
     ``method="asymptotic"``: ``estimate +- z * standard_error``.  Otherwise
@@ -281,7 +282,7 @@ def kappa_interval(estimate: float, method: str, confidence_level: float, *,
                 "agreement, every row on the diagonal, or perfect disagreement), so the "
                 "asymptotic interval has zero width at the estimate; the data show no "
                 "variation to estimate an error from, so report the estimate together "
-                "with n.", DegenerateIntervalWarning, stacklevel=stacklevel + 1)
+                "with n.", DegenerateIntervalWarning, stacklevel=user_stacklevel())
         return KappaCI(estimate=estimate, low=_clip(estimate - half, (-1.0, 1.0)),
                        high=_clip(estimate + half, (-1.0, 1.0)),
                        standard_error=standard_error, method=method, confidence_level=cl,
@@ -296,12 +297,11 @@ def kappa_interval(estimate: float, method: str, confidence_level: float, *,
             f"{n_undefined} of {len(reps)} bootstrap replicates have an undefined {what} "
             "(every resampled row in one class, identical for both raters); they are "
             "excluded from the interval and counted in `n_undefined`.",
-            DegenerateIntervalWarning, stacklevel=stacklevel + 1)
+            DegenerateIntervalWarning, stacklevel=user_stacklevel())
     if not len(finite):
         jackknife = None
     low, high, used = bootstrap_interval(estimate, finite, method, cl, jackknife=jackknife,
-                                         jackknife_counts=jackknife_counts, what=what,
-                                         stacklevel=stacklevel + 1)
+                                         jackknife_counts=jackknife_counts, what=what)
     sd = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
     return KappaCI(estimate=estimate, low=low, high=high, standard_error=sd, method=used,
                    confidence_level=cl, n_resamples=len(reps), distribution=finite,
@@ -309,10 +309,10 @@ def kappa_interval(estimate: float, method: str, confidence_level: float, *,
                    p_value=p_value, **fields)
 
 
-def undefined_interval(method: str, confidence_level: float, stacklevel: int) -> KappaCI:
+def undefined_interval(method: str, confidence_level: float) -> KappaCI:
     """The result when kappa itself is undefined: every field nan, with the
     :class:`UndefinedKappaWarning` of :func:`fastkappa._core.weights.finish_kappa`."""
-    _weights.finish_kappa(0.0, 0.0, stacklevel=stacklevel + 2)  # warns
+    _weights.finish_kappa(0.0, 0.0)  # warns
     return KappaCI(estimate=math.nan, low=math.nan, high=math.nan, standard_error=math.nan,
                    method=method, confidence_level=confidence_level, n_resamples=0,
                    distribution=np.empty(0), n_undefined=0)

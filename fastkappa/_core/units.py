@@ -41,6 +41,7 @@ import numpy as np
 from .._core import weights as _weights
 from .._core.rows import id_codes, missing_id_rows
 from ..exceptions import DegenerateIntervalWarning
+from .caller import user_stacklevel
 from .config import (
     COLD_SERIAL_BUDGET,
     COLD_SERIAL_MAX_DRAWS,
@@ -366,8 +367,7 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
 MIN_RELIABLE_CLUSTERS = 30
 
 
-def encode_clusters(clusters, n_input: int, keep: np.ndarray | None, *,
-                    stacklevel: int = 3) -> tuple[np.ndarray, int]:
+def encode_clusters(clusters, n_input: int, keep: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Integer codes 0..C-1 of the cluster ids of the kept rows, and C.
 
     ``clusters`` is any 1-D array-like of ids (numbers, strings...) aligned
@@ -387,11 +387,11 @@ def encode_clusters(clusters, n_input: int, keep: np.ndarray | None, *,
         remap = np.cumsum(present) - 1
         codes = remap[codes]
     n_clusters = int(present.sum())
-    check_cluster_count(n_clusters, stacklevel=stacklevel + 1)
+    check_cluster_count(n_clusters)
     return codes, n_clusters
 
 
-def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
+def check_cluster_count(n_clusters: int) -> None:
     """The cluster-count rule: < 2 clusters is an error, < 30 a warning."""
     if n_clusters < 2:
         raise ValueError(
@@ -403,7 +403,7 @@ def check_cluster_count(n_clusters: int, *, stacklevel: int) -> None:
             f"only {n_clusters} clusters: the cluster-robust variance (and a bootstrap "
             f"over clusters) is unreliable with fewer than {MIN_RELIABLE_CLUSTERS}; treat "
             "the interval and p-value as rough.", DegenerateIntervalWarning,
-            stacklevel=stacklevel)
+            stacklevel=user_stacklevel())
 
 
 # --------------------------------------------------------------------------- kernels

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import UndefinedKappaWarning
+from .caller import user_stacklevel
 
 WEIGHT_NAMES = (None, "linear", "quadratic")
 #: spellings of unweighted kappa besides None ("none" is torchmetrics' spelling)
@@ -215,7 +216,7 @@ def _kappa_terms_blocked(confusion: np.ndarray, w, named: bool = False
 
 
 def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,
-                 *, stacklevel: int = 3, warn: bool = True) -> float:
+                 *, warn: bool = True) -> float:
     """``1 - observed / expected`` with the undefined case handled (warned unless
     ``warn`` is False)."""
     if not expected > 0:
@@ -228,7 +229,7 @@ def finish_kappa(observed: float, expected: float, replace_undefined_by=np.nan,
             "does not change this: chance agreement is 1 whenever every rating is in "
             "one class.",
             UndefinedKappaWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
         return replace_undefined_by
     return float(1.0 - observed / expected)

@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from .._core.caller import user_stacklevel
+
 
 class UsageError(Exception):
     """The command line is wrong (exit code 2)."""
@@ -69,7 +71,7 @@ def _interval_method(args) -> str | None:
         raise UsageError(f"--ci {alias} and --method {args.method} disagree; --ci is a "
                          "deprecated spelling of --method, so give --method alone.")
     warnings.warn(f"--ci is deprecated; use --method {alias} (the same choices).",
-                  FutureWarning, stacklevel=2)
+                  FutureWarning, stacklevel=user_stacklevel())
     return alias
 
 
