@@ -35,6 +35,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 try:
     import torch
 except ImportError as _err:  # pragma: no cover - exercised only without torch
@@ -116,20 +118,33 @@ def _check_probabilities(p: torch.Tensor, input_dtype: torch.dtype) -> None:
             "from_logits=True (the default), or normalise the probabilities.")
 
 
-def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:
+def _weight_array(weights, c: int) -> np.ndarray:
+    """The (c, c) disagreement weights, validated; a tensor (on any device, with
+    autograd or not) is read as its values."""
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().numpy()
-    w = _weights.weight_matrix(c, weights)  # validates names and custom matrices
-    return torch.as_tensor(w, dtype=dtype, device=device)
+    return _weights.weight_matrix(c, weights)  # validates names and custom matrices
 
 
-def _undefined(anchor: torch.Tensor, value: float, why: str) -> torch.Tensor:
+def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:
+    return torch.as_tensor(_weight_array(weights, c), dtype=dtype, device=device)
+
+
+def _constant(anchor: torch.Tensor, value: float, dtype: torch.dtype) -> torch.Tensor:
+    """``value`` as a ``dtype`` scalar connected to ``anchor``'s graph (backward
+    works) with an exactly zero gradient: zeros summed, so inf or NaN in
+    ``anchor`` (masked logits) or a sum past float16's range do not make it NaN."""
+    finite = torch.nan_to_num(anchor.to(dtype), nan=0.0, posinf=0.0, neginf=0.0)
+    return (finite * 0.0).sum() + value
+
+
+def _undefined(anchor: torch.Tensor, value: float, why: str, dtype: torch.dtype
+               ) -> torch.Tensor:
     warnings.warn(
         f"kappa_loss: {why}; the soft kappa carries no signal for this batch, so the loss "
         f"is the constant {value:g} with zero gradient. Use larger or stratified batches.",
         UndefinedKappaWarning, stacklevel=user_stacklevel())
-    # connected to the graph (backward works) with an exactly zero gradient
-    return anchor.sum() * 0.0 + value
+    return _constant(anchor, value, dtype)
 
 
 def kappa_loss(
@@ -218,14 +233,15 @@ def kappa_loss(
     dtype = _compute_dtype(scores)
     with torch.autocast(device_type=scores.device.type, enabled=False):
         s = scores.to(dtype)
-        if not from_logits:
-            _check_probabilities(s, scores.dtype)
+        if not from_logits:  # integer or bool one-hot rows are read as floats
+            _check_probabilities(s, scores.dtype if scores.dtype.is_floating_point
+                                 else dtype)
         p = torch.softmax(s, dim=1) if from_logits else s
         w = _weight_tensor(weights, c, dtype, p.device)
         rows = torch.bincount(y, minlength=c).to(dtype)  # r_k
         if int((rows > 0).sum()) < 2:
             return _undefined(input, 0.0 if form == "log" else 1.0,
-                              f"every target is class {lo}")
+                              f"every target is class {lo}", dtype)
         soft = torch.zeros((c, c), dtype=dtype, device=p.device).index_add_(0, y, p)  # O
         cols = p.sum(dim=0)  # c_j
         observed = (w * soft).sum()
@@ -237,7 +253,7 @@ def kappa_loss(
             return observed / expected
         if not e > 0:
             return _undefined(input, 0.0 if form == "log" else 1.0,
-                              "the expected disagreement is zero")
+                              "the expected disagreement is zero", dtype)
         if form == "linear":
             return observed / expected
         # log(0) only for a perfect one-hot batch; the clamp keeps it finite
@@ -293,7 +309,7 @@ class KappaLoss(torch.nn.Module):
         if form not in FORMS:
             raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
         if not _weights.is_named(weights) and n_classes is not None:
-            _weights.weight_matrix(n_classes, weights)  # fail at construction
+            _weight_array(weights, n_classes)  # fail at construction
         self.weights = weights
         self.form = form
         self.from_logits = from_logits
@@ -321,8 +337,9 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
     ----------
     pred : torch.Tensor of shape (N,) or (N, ...)
         Real-valued predictions ((N, 1) heads are fine).
-    target : torch.Tensor of the same number of elements
-        Grades (integers or floats), used as numbers.
+    target : torch.Tensor of the same shape
+        Grades (integers or floats), used as numbers.  (N,) targets next to
+        an (N, 1) head, and the reverse, are fine; other shapes are refused.
 
     Returns
     -------
@@ -347,24 +364,30 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
     """
     if not isinstance(pred, torch.Tensor) or not isinstance(target, torch.Tensor):
         raise ValueError("`pred` and `target` must be torch tensors.")
-    if pred.numel() != target.numel():
+    if _squeezed(pred.shape) != _squeezed(target.shape):
         raise ValueError(
-            f"`pred` and `target` must have as many elements; got shapes "
-            f"{tuple(pred.shape)} and {tuple(target.shape)}.")
+            f"`pred` and `target` must have the same shape ((N,) next to (N, 1) is fine); "
+            f"got {tuple(pred.shape)} and {tuple(target.shape)}.")
     if pred.numel() == 0:
         raise ValueError("`pred` and `target` are empty; the loss needs at least one row.")
     dtype = _compute_dtype(pred)
     with torch.autocast(device_type=pred.device.type, enabled=False):
         s = pred.reshape(-1).to(dtype)
         t = target.reshape(-1).to(device=s.device, dtype=dtype)
-        dt = t - t.mean()
-        if not bool((dt != 0).any()):
+        if bool(t.min() == t.max()):  # exact, where a rounded mean is not
             warnings.warn(
                 "continuous_qwk_loss: every target is the same value; continuous QWK is 0 "
                 "whatever the predictions, so the loss is the constant 1 with zero "
                 "gradient. Use larger or stratified batches.",
                 UndefinedKappaWarning, stacklevel=user_stacklevel())
-            return pred.sum() * 0.0 + 1.0
+            return _constant(pred, 1.0, dtype)
         mse = torch.mean((s - t) ** 2)
-        cov = torch.mean(dt * s)  # = mean(dt * (s - mean(s))), as sum(dt) = 0
+        # both sides centred: a rounded float32 mean leaves a bias in t - mean(t), and
+        # mean(dt * s) would multiply it by the size of s (targets far from zero)
+        cov = torch.mean((t - t.mean()) * (s - s.mean()))
         return mse / (mse + 2.0 * cov)
+
+
+def _squeezed(shape: torch.Size) -> tuple[int, ...]:
+    """``shape`` without a trailing axis of length 1 ((N, 1) heads are (N,))."""
+    return tuple(shape[:-1]) if len(shape) > 1 and shape[-1] == 1 else tuple(shape)

@@ -263,14 +263,94 @@ def test_continuous_qwk_loss_constant_target_and_errors():
         loss = fkt.continuous_qwk_loss(x, torch.tensor([2, 2, 2]))
     loss.backward()
     assert loss.item() == 1.0 and torch.equal(x.grad, torch.zeros(3))
-    with pytest.raises(ValueError, match=r"as many elements; got shapes \(3,\) and \(2,\)"):
+    with pytest.raises(ValueError, match=r"the same shape .*; got \(3,\) and \(2,\)"):
         fkt.continuous_qwk_loss(x, torch.tensor([1, 2]))
+    # as many elements is not enough: (4,) against (2, 2), (3, 2) against (6,)
+    for a, b in [((4,), (2, 2)), ((3, 2), (6,)), ((4, 1), (2, 2))]:
+        with pytest.raises(ValueError, match="must have the same shape"):
+            fkt.continuous_qwk_loss(torch.randn(a), torch.randn(b))
     with pytest.raises(ValueError, match="empty"):
         fkt.continuous_qwk_loss(x[:0], torch.tensor([]))
     # batch of two: finite gradient
     y = torch.tensor([0.2, 0.4], requires_grad=True)
     fkt.continuous_qwk_loss(y, torch.tensor([0, 1])).backward()
     assert torch.isfinite(y.grad).all()
+
+
+@pytest.mark.parametrize("offset", [0.0, 2000.0, 1e5])
+def test_continuous_qwk_loss_float32_far_from_zero(offset):
+    # float32 targets far from zero: a rounded mean(t) left a bias in t - mean(t)
+    # that mean(dt * s) multiplied by the size of s (0.0007 against 0.0227 at 1e5);
+    # the value is shift-invariant, so float32 must match float64 at every offset
+    # (float64 runs on the float32-rounded values: only the arithmetic differs)
+    rng = np.random.default_rng(0)
+    t = (offset + rng.integers(0, 5, 10_000)).astype(np.float32)
+    s = (t + rng.normal(0, 0.3, 10_000)).astype(np.float32)
+    expected = 1 - fk.continuous_qwk(t.astype(float), s.astype(float))
+    x32 = torch.tensor(s, requires_grad=True)
+    x64 = torch.tensor(s, dtype=torch.float64, requires_grad=True)
+    loss32 = fkt.continuous_qwk_loss(x32, torch.tensor(t))
+    loss64 = fkt.continuous_qwk_loss(x64, torch.tensor(t, dtype=torch.float64))
+    assert loss64.item() == pytest.approx(expected, rel=1e-9)
+    assert loss32.item() == pytest.approx(expected, rel=1e-3)
+    loss32.backward()
+    loss64.backward()
+    g32, g64 = x32.grad.double(), x64.grad
+    assert ((g32 - g64).norm() / g64.norm()).item() < 1e-3
+
+
+def test_continuous_qwk_loss_constant_float32_target_is_found():
+    # 0.1 in float32: t - mean(t) is not exactly zero, yet every target is equal
+    t = torch.full((7,), 0.1)
+    x = (t + 1e-5 * torch.randn(7, generator=torch.Generator().manual_seed(0))
+         ).requires_grad_(True)
+    with pytest.warns(fk.UndefinedKappaWarning, match="every target is the same value"):
+        loss = fkt.continuous_qwk_loss(x, t)
+    loss.backward()
+    assert loss.item() == 1.0 and torch.equal(x.grad, torch.zeros(7))
+
+
+def test_constant_losses_are_not_nan_for_masked_or_overflowing_input():
+    # the constant of a batch without signal: -inf logits (a masked class) and a
+    # float16 batch whose sum overflows gave NaN; the constant is float32
+    masked = torch.randn(4, 3)
+    masked[:, 2] = float("-inf")
+    masked.requires_grad_(True)
+    with pytest.warns(fk.UndefinedKappaWarning):
+        loss = fkt.kappa_loss(masked, torch.zeros(4, dtype=torch.long))
+    loss.backward()
+    assert loss.item() == 0.0 and loss.dtype == torch.float32
+    assert torch.equal(masked.grad, torch.zeros_like(masked))
+    big = torch.rand(20_000, 5, generator=torch.Generator().manual_seed(1)).half() + 1
+    with pytest.warns(fk.UndefinedKappaWarning):
+        loss = fkt.kappa_loss(big, torch.zeros(20_000, dtype=torch.long), form="linear")
+    assert loss.item() == 1.0 and loss.dtype == torch.float32
+    with pytest.warns(fk.UndefinedKappaWarning):
+        loss = fkt.continuous_qwk_loss(big[:, 0] + 3, torch.full((20_000,), 2.0))
+    assert loss.item() == 1.0 and loss.dtype == torch.float32
+
+
+def test_integer_one_hot_probabilities_are_read_as_floats():
+    p = torch.nn.functional.one_hot(torch.tensor([1, 0, 0, 0]), 2)
+    y = torch.tensor([1, 0, 1, 0])
+    expected = fkt.kappa_loss(p.double(), y, from_logits=False).item()
+    for q in (p, p.bool(), p.to(torch.uint8)):
+        assert fkt.kappa_loss(q, y, from_logits=False).item() == pytest.approx(expected)
+
+
+def test_kappa_loss_module_takes_a_weight_tensor_with_autograd():
+    w = torch.tensor([[0.0, 1, 4], [1, 0, 1], [4, 1, 0]], requires_grad=True)
+    x, y = torch.randn(6, 3), torch.tensor([0, 1, 2, 0, 1, 2])
+    with_k = fkt.KappaLoss(weights=w, n_classes=3)(x, y)
+    assert with_k.item() == fkt.KappaLoss(weights=w)(x, y).item()
+
+
+def test_module_warnings_point_at_the_callers_line():
+    criterion = fkt.KappaLoss()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        criterion(torch.randn(4, 3), torch.zeros(4, dtype=torch.long))
+    assert [w.filename for w in caught] == [__file__]
 
 
 def test_import_fastkappa_does_not_import_torch():

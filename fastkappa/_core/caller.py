@@ -8,7 +8,9 @@ frames below the user's code.  :func:`user_stacklevel` counts the frames
 instead (as ``warnings.warn(..., skip_file_prefixes=...)`` does from Python
 3.12 on).  The command line is a caller like any other: a warning raised
 under it points at its own frame, which is how it knows the warning for one of
-fastkappa's (and prints it as ``fastkappa <command>: warning: ...``).
+fastkappa's (and prints it as ``fastkappa <command>: warning: ...``).  The
+frames of ``torch.nn.Module.__call__`` are passed over too, so a warning of
+:class:`fastkappa.torch.KappaLoss` points at ``criterion(input, target)``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,15 @@ import sys
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: the command line's folder: a caller of the library, not part of it here
 _CLI = _PACKAGE + "cli" + os.sep
+#: a module that only forwards the call (``torch.nn.Module.__call__``)
+_FORWARDER = os.sep + os.path.join("torch", "nn", "modules", "module.py")
+
+
+def _inside(name: str) -> bool:
+    """Whether a frame of file ``name`` is fastkappa's own (or forwards to it)."""
+    if name.startswith(_PACKAGE):
+        return not name.startswith(_CLI)
+    return name.endswith(_FORWARDER)
 
 
 def user_stacklevel() -> int:
@@ -32,8 +43,7 @@ def user_stacklevel() -> int:
     """
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and (name := frame.f_code.co_filename).startswith(_PACKAGE) \
-            and not name.startswith(_CLI):
+    while frame is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     return level
