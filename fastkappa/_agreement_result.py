@@ -51,8 +51,9 @@ class Agreement:
         Gwet's standard error for every method) and ``method`` (the one
         used: a BCa interval that had to fall back says ``'percentile'``).
     method, confidence_level, n_resamples, seed, weights, level
-        The options. ``seed``: the entropy that reproduces the replicates
-        (None for ``'asymptotic'``, which draws nothing). ``level``:
+        The options. ``seed``: what reproduces the replicates as ``seed=``
+        (the entropy, or the SeedSequence when it was spawned; None for
+        ``'asymptotic'``, which draws nothing). ``level``:
         Krippendorff's level, the weights when it follows them.
     n_items : int
         Items with at least one rating (the ones scored).

@@ -140,12 +140,19 @@ def clean(x: Any) -> Any:
 
 def seed_to_json(seed) -> Any:
     """A recorded seed as JSON data: an int, a list of ints, or a SeedSequence
-    spawned from one as ``{"entropy": ..., "spawn_key": [...]}``."""
+    spawned from one as ``{"entropy": ..., "spawn_key": [...]}`` (and its
+    ``pool_size`` when not numpy's default); ``seed=`` takes each form back."""
     if seed is None or isinstance(seed, (int, list)):
         return seed
     if isinstance(seed, np.random.SeedSequence):
-        return {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
+        out = {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
+        if seed.pool_size != _DEFAULT_POOL_SIZE:
+            out["pool_size"] = seed.pool_size
+        return out
     return seed
+
+
+_DEFAULT_POOL_SIZE = np.random.SeedSequence(0).pool_size
 
 
 def weights_to_json(weights) -> Any:
@@ -438,8 +445,11 @@ def agreement_heading(res) -> str:
     # items without any rating are left out of every coefficient: say so
     unrated = getattr(res, "n_unrated", 0) or 0
     left = (f" ({unrated:,} more without a rating, left out)" if unrated else "")
-    return (f"agreement among {res.n_raters or 'anonymous'} raters on {res.n_items} "
-            f"items{left}, {len(res.classes)} classes{w}; {level(res.confidence_level)} "
+    raters = f"{res.n_raters} {_plural('rater', res.n_raters)}" if res.n_raters else (
+        "anonymous raters")
+    return (f"agreement among {raters} on {res.n_items} {_plural('item', res.n_items)}"
+            f"{left}, {len(res.classes)} {'class' if len(res.classes) == 1 else 'classes'}{w}; "
+            f"{level(res.confidence_level)} "
             f"CI {how}")
 
 
@@ -457,7 +467,7 @@ def agreement_dict(res) -> dict[str, Any]:
     return {
         "fastkappa_version": version(), "method": res.method,
         "confidence_level": float(res.confidence_level),
-        "n_resamples": int(res.n_resamples), "seed": res.seed,
+        "n_resamples": int(res.n_resamples), "seed": seed_to_json(res.seed),
         "weights": weights_name(res.weights),  # "none" when unweighted, as elsewhere
         "level": None if res.level is None else weights_name(res.level),
         "n_items": res.n_items, "n_unrated": res.n_unrated,
@@ -573,6 +583,9 @@ _REFERENCES_ORDER = list(_REFERENCES)
 
 
 def _seed_text(seed) -> str:
+    """A recorded seed in prose: ``5``, ``[1, 2]``, or ``5 (spawn key [1])``."""
+    if isinstance(seed, np.random.SeedSequence):
+        return f"{_seed_text(seed.entropy)} (spawn key {list(seed.spawn_key)})"
     return str(seed) if not isinstance(seed, (list, tuple)) else str(list(seed))
 
 

@@ -36,6 +36,8 @@ from . import raters as _r
 from ._agreement_result import _TITLES, Agreement, AgreementRow
 from ._core.caller import user_stacklevel
 from ._core.dispatch import raters_kernels
+from ._core.options import check_replace_undefined_by
+from ._core.units import seed_record
 from ._raters_input import RatingsTable, distinct_float_rows, encode_ratings
 from .exceptions import UndefinedKappaWarning
 
@@ -93,8 +95,8 @@ def _undefined(name: str, replace_undefined_by: Any = None) -> float:
     warnings.warn(
         f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
         f"chance agreement is 1, e.g. every rating in one class); returning {returned}. "
-        "Declare the full class scale with `labels=` or `n_classes=` if classes are "
-        "missing.", UndefinedKappaWarning, stacklevel=user_stacklevel())
+        "If the data lack classes of the scale, declaring the full scale (`labels=` or "
+        "`n_classes=`) counts them.", UndefinedKappaWarning, stacklevel=user_stacklevel())
     return math.nan if replace_undefined_by is None else replace_undefined_by
 
 
@@ -121,6 +123,7 @@ def _check_pairs(table: RatingsTable) -> None:
 
 
 def _one(name: str, ratings, weights, level, keywords, replace_undefined_by) -> float:
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     weights = _norm_weights(weights)
     if name == "krippendorff_alpha":
         _r.check_level(level)
@@ -454,6 +457,7 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     >>> round(fk.light_kappa(ratings), 4)
     0.5724
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     weights = _norm_weights(weights)
     table = _encode(ratings, keywords, _is_weighted(weights), light_kappa)
     _check_pairs(table)
@@ -692,16 +696,11 @@ def _agreement(rows, table: RatingsTable, method, cl, n_resamples, seq, weights,
                n_clusters) -> Agreement:
     return Agreement(rows=tuple(rows), method=method, confidence_level=cl,
                      n_resamples=0 if method == "asymptotic" else n_resamples,
-                     seed=None if method == "asymptotic" else _seed_value(seq),
+                     seed=None if method == "asymptotic" else seed_record(seq),
                      weights=weights, level=level_shown,
                      n_items=table.n_items, n_unrated=table.n_unrated,
                      n_raters=len(table.raters), classes=table.classes,
                      n_clusters=n_clusters)
-
-
-def _seed_value(seq: np.random.SeedSequence):
-    e = seq.entropy
-    return int(e) if isinstance(e, (int, np.integer)) else [int(v) for v in e]
 
 
 def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
@@ -715,7 +714,13 @@ def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
     p = math.erfc(abs(z0) / math.sqrt(2.0)) if math.isfinite(z0) else math.nan
     if method == "asymptotic":
         half = _NORMAL.inv_cdf(0.5 + cl / 2.0) * se
-        if not half > 0:
+        if not math.isfinite(se):
+            warnings.warn(
+                f"Gwet's standard error of {_TITLES[name]} is undefined (e.g. with a single "
+                "item: the variance divides by the number of items minus one), so its "
+                "interval and p-value are nan; report the estimate together with the "
+                "number of items.", _degenerate(), stacklevel=user_stacklevel())
+        elif not half > 0:
             warnings.warn(
                 f"Gwet's standard error of {_TITLES[name]} is zero (e.g. every item's raters "
                 "agree perfectly), so the asymptotic interval has zero width at the "

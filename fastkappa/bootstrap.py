@@ -347,9 +347,12 @@ def kappa_ci_from_confusion(
     method, cl, n_resamples, seq = _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     o = _check_confusion(confusion)
     if o.dtype.kind == "f" and not np.array_equal(o, np.round(o)):
+        why = ("to be resampled" if method != "asymptotic" else
+               "for the asymptotic variance, which counts rows")
         raise ValueError(
-            "`confusion` must hold counts (whole numbers) to be resampled; a table of "
-            "weighted sums cannot be, so pass the rows and `sample_weight` to kappa_ci().")
+            f"`confusion` must hold counts (whole numbers) {why}; a table of weighted "
+            "sums or proportions has no row count, so pass the rows and `sample_weight` "
+            "to kappa_ci().")
     n = total_count(o)
     if n >= 2**63:
         raise ValueError(

@@ -33,7 +33,7 @@ from ._core.encode import encode_pair
 from ._core.encoding import int_lut as _int_lut
 from ._core.encoding import is_plain_range as _is_plain_range
 from ._core.intervals import _NORMAL, _kappa_ci_iv
-from ._core.options import check_nan_policy
+from ._core.options import check_nan_policy, check_replace_undefined_by
 from ._core.rows import expand_frequency, id_codes, omit_missing_ids, take_rows
 from ._core.shapes import flatten_labels
 from ._core.units import MIN_RELIABLE_CLUSTERS, resolve_seed, seed_record
@@ -298,6 +298,7 @@ def kappa_by_group(
     >>> res["b"].estimate
     0.5
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     method, confidence_level, n_resamples, seq = group_interval_iv(
         method, ci, confidence_level, n_resamples, seed)
     if method is None and clusters is not None:

@@ -12,6 +12,7 @@ from ._core.columns import IntColumn
 from ._core.dispatch import chunked, kernels
 from ._core.encode import encode_pair
 from ._core.encoding import EncodedPair
+from ._core.options import check_replace_undefined_by
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 
@@ -223,6 +224,7 @@ def cohen_kappa(
     >>> fk.cohen_kappa(["cat", "dog", "dog"], ["cat", "dog", "cat"])
     0.4
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     y_true, y_pred, sample_weight, frequency_weight = flatten_labels(
         y_true, y_pred, sample_weight=sample_weight, frequency_weight=frequency_weight)
     frequency_weight, rows = frequency_rows(frequency_weight, sample_weight,
@@ -421,6 +423,7 @@ def kappa_from_confusion(
     >>> round(fk.kappa_from_confusion([[0, 4, 1], [0, 8, 0], [0, 1, 5]]), 4)
     0.4842
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     o = _check_confusion(confusion)
     if not _weights.is_named(weights):
         weights = weight_matrix(o.shape[0], weights)  # checks a custom matrix

@@ -329,12 +329,14 @@ def _descending(n: np.ndarray) -> np.ndarray:
 def check_light_table(table: RatingsTable) -> None:
     """Light's kappa needs rater identity: a ValueError for anonymous or sparse panels."""
     if not table.has_codes:
-        what = ("`counts=` input has anonymous raters" if not table.raters else
+        what = ("`counts=` input has anonymous raters. Pass wide `ratings` or long "
+                "`item=`, `rater=`, `label=`" if not table.raters else
                 f"this panel is sparse ({table.n_input} items x {len(table.raters)} raters, "
-                "most pairs unrated), which is not supported yet")
+                "most pairs unrated), which is not supported yet; use the other "
+                "coefficients (`coefficients=`)")
         raise ValueError(
             f"Light's kappa compares each pair of raters, so it needs the items x raters "
-            f"table; {what}. Pass wide `ratings` or long `item=`, `rater=`, `label=`.")
+            f"table; {what}.")
 
 
 def rater_pairs(n_raters: int) -> tuple[np.ndarray, np.ndarray]:

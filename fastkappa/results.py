@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import _display
-from ._core.caller import user_stacklevel
 from ._install import install_hint
 
 __all__ = ["Comparison", "GroupKappa", "KappaByGroup", "KappaCI", "PairDifference"]
 
 
 def _renamed(old: str, new: str) -> property:
-    """A read-only alias ``old`` of the field ``new`` that warns (it goes in 0.3.0)."""
+    """A read-only alias ``old`` of the field ``new``: the API contract's names
+    (``KappaByGroup.kappa`` and ``.n``) keep answering, without a warning."""
 
     def get(self):
-        warnings.warn(f"`{type(self).__name__}.{old}` is deprecated and will be removed in "
-                      f"fastkappa 0.3.0; use `.{new}` (the same value).", FutureWarning,
-                      stacklevel=user_stacklevel())
         return getattr(self, new)
 
-    return property(get, doc=f"Deprecated alias of ``{new}``.")
+    return property(get, doc=f"Alias of ``{new}`` (the same value).")
 
 
 def _pandas():

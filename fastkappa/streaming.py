@@ -22,6 +22,7 @@ from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
 from ._core.encoding import NoClassLeftError, OutsideClassesError
+from ._core.options import check_replace_undefined_by
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
@@ -640,6 +641,7 @@ class CohenKappa:
         >>> fk.CohenKappa().update([0, 1, 1, 0], [0, 1, 0, 0]).compute()
         0.5
         """
+        replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
         self._check_nonempty()
         terms = _weights.kappa_terms(self._confusion, self._weight_matrix())
         return _weights.finish_kappa(*terms, replace_undefined_by)

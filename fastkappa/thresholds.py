@@ -22,7 +22,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core.caller import user_stacklevel
-from ._core.options import check_ignore_index, check_nan_policy, check_sample_weight
+from ._core.options import (
+    check_ignore_index,
+    check_nan_policy,
+    check_replace_undefined_by,
+    check_sample_weight,
+)
 from ._core.shapes import flatten_labels
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_optimizer import ThresholdOptimizer
@@ -216,6 +221,7 @@ def continuous_qwk(
     >>> round(fk.continuous_qwk([1, 2, 3, 4], [1.2, 1.9, 3.3, 3.6]), 6)
     0.966292
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     y_true, scores, _ = _expand_counted(y_true, scores, sample_weight, frequency_weight)
     y_true, scores, sample_weight = flatten_labels(
         y_true, scores, names=("y_true", "scores"), sample_weight=sample_weight)

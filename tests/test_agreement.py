@@ -602,3 +602,14 @@ def test_half_point_ratings_are_classes_when_declared():
     got = fk.krippendorff_alpha(x, level="interval", labels=[1.5, 2.5, 3.5])
     assert got == pytest.approx(krippendorff.alpha(x.T, level_of_measurement="interval"),
                                 abs=1e-12)
+
+
+def test_one_item_says_the_standard_error_is_undefined_not_zero():
+    # Gwet's variance divides by n - 1: with one item the SE is nan (irrCAC divides
+    # by zero), and the warning said "zero ... zero width" of a nan interval
+    with pytest.warns(fk.DegenerateIntervalWarning, match="is undefined .*single item") as w:
+        res = fk.agreement(np.array([[1, 1, 2]]), coefficients="fleiss_kappa")
+    assert not any("zero width" in str(x.message) for x in w)
+    row = res["fleiss_kappa"]
+    assert math.isnan(row.standard_error) and math.isnan(row.low) and math.isnan(row.high)
+    assert str(res).startswith("agreement among 3 raters on 1 item, 2 classes;")

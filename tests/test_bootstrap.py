@@ -77,8 +77,13 @@ def test_kappa_ci_rejects_bad_clusters():
 
 
 def test_kappa_ci_from_confusion_rejects_weighted_tables():
-    with pytest.raises(ValueError, match=r"must hold counts \(whole numbers\).*sample_weight"):
+    with pytest.raises(ValueError, match=r"must hold counts \(whole numbers\) to be "
+                                         r"resampled.*sample_weight"):
         fk.kappa_ci_from_confusion([[1.5, 2], [0, 3]])
+    # the asymptotic interval resamples nothing: it needs the row count
+    with pytest.raises(ValueError, match=r"must hold counts \(whole numbers\) for the "
+                                         r"asymptotic variance, which counts rows"):
+        fk.kappa_ci_from_confusion([[1.5, 2], [0, 3]], method="asymptotic")
     with pytest.raises(ValueError, match=r"square"):
         fk.kappa_ci_from_confusion([[1, 2, 3]])
     with pytest.raises(ValueError, match=r"method"):

@@ -824,6 +824,45 @@ def test_kappa_by_group_takes_a_seed_sequence_and_records_it():
     assert d["seed"] == 0 and d["n_resamples"] == 300 and d["fastkappa_version"] == fk.__version__
 
 
+_SPAWNED = [np.random.SeedSequence(5).spawn(2)[1],
+            np.random.SeedSequence([7, 8], pool_size=8).spawn(1)[0]]
+
+
+@pytest.mark.parametrize("seed", _SPAWNED, ids=["spawned", "spawned_pool_8"])
+def test_a_spawned_seed_round_trips_through_json(seed):
+    # to_dict() records a spawned SeedSequence as {"entropy", "spawn_key"(, "pool_size")};
+    # seed= takes that dict back and reproduces the result (it was refused), and
+    # fk.agreement records the spawn key too (it recorded the entropy alone)
+    t, p = _graded(n=200)
+    ratings = np.c_[t, p, t % 3]
+    calls = [
+        lambda s: fk.kappa_ci(t, p, method="percentile", n_resamples=100, seed=s),
+        lambda s: fk.compare(t, {"a": p, "b": t % 3}, method="percentile",
+                             n_resamples=100, seed=s),
+        lambda s: fk.kappa_by_group(t, p, t % 2, method="percentile", n_resamples=100,
+                                    seed=s),
+        lambda s: fk.agreement(ratings, coefficients="fleiss_kappa", method="percentile",
+                               n_resamples=100, seed=s),
+    ]
+    for call in calls:
+        first = json.loads(json.dumps(call(seed).to_dict()))
+        assert isinstance(first["seed"], dict) and first["seed"]["spawn_key"]
+        again = json.loads(json.dumps(call(first["seed"]).to_dict()))
+        assert again == first
+        # the root sequence alone gives other draws
+        root = json.loads(json.dumps(call(seed.entropy).to_dict()))
+        assert root != first
+
+
+@pytest.mark.parametrize("bad", [{"entropy": -1}, {"spawn_key": [1]},
+                                 {"entropy": 1, "spawn_key": [1], "extra": 2},
+                                 {"entropy": 1, "pool_size": 2},
+                                 {"entropy": 1, "spawn_key": [-1]}], ids=repr)
+def test_a_seed_dict_that_records_no_sequence_is_refused(bad):
+    with pytest.raises(ValueError, match=r"`seed` must be .*'entropy' and 'spawn_key'"):
+        fk.kappa_ci([0, 1, 1, 0], [0, 1, 0, 0], n_resamples=50, seed=bad)
+
+
 # --------------------------------------------------------------------------- 11. warnings
 
 
@@ -961,3 +1000,40 @@ def test_undefined_kappa_does_not_advise_declaring_classes():
         assert math.isnan(fk.cohen_kappa([1, 1, 1], [1, 1, 1], n_classes=5))
     text = str(rec[0].message)
     assert "n_classes=" not in text and "does not change this" in text
+
+
+# --------------------------------------------------------------------------- replace_undefined_by
+
+
+_UNDEFINED_CALLS = {
+    "cohen_kappa_score": lambda v: fk.cohen_kappa_score([1, 1], [1, 1],
+                                                        replace_undefined_by=v),
+    "cohen_kappa": lambda v: fk.cohen_kappa([1, 1], [1, 1], replace_undefined_by=v),
+    "quadratic_weighted_kappa": lambda v: fk.quadratic_weighted_kappa(
+        [1, 1], [1, 1], replace_undefined_by=v),
+    "kappa_from_confusion": lambda v: fk.kappa_from_confusion([[2, 0], [0, 0]],
+                                                              replace_undefined_by=v),
+    "CohenKappa.compute": lambda v: fk.CohenKappa().update([1, 1], [1, 1]).compute(
+        replace_undefined_by=v),
+    "continuous_qwk": lambda v: fk.continuous_qwk([1, 1], [1, 1], replace_undefined_by=v),
+    "kappa_by_group": lambda v: float(fk.kappa_by_group(
+        [1, 1], [1, 1], groups=[0, 0], replace_undefined_by=v).estimate[0]),
+    "fleiss_kappa": lambda v: fk.fleiss_kappa([[1, 1], [1, 1]], replace_undefined_by=v),
+    "light_kappa": lambda v: fk.light_kappa([[1, 1], [1, 1]], replace_undefined_by=v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNDEFINED_CALLS))
+def test_replace_undefined_by_is_a_number_in_kappas_range_or_nan(name):
+    # scikit-learn's constraint: a float in [-1, 1] or nan; anything else was returned
+    # as given (a string, None, 5.0)
+    call = _UNDEFINED_CALLS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fk.UndefinedKappaWarning)
+        for good in (-1.0, 0, 1, 0.5, np.float32(0.25)):
+            assert call(good) == float(good)
+        assert math.isnan(call(np.nan))
+        for bad in ("x", None, 5.0, -1.5, True, [0.0]):
+            with pytest.raises(ValueError, match=r"`replace_undefined_by` must be a number "
+                                                 r"in \[-1, 1\] or nan"):
+                call(bad)

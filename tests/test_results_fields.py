@@ -4,8 +4,8 @@ Every result class is walked (as a dataclass, or through its attributes for
 ``GroupKappa``): the point value of a result that holds one is ``estimate``,
 the rows scored ``n_rows``, the weights a name (``"none"``, ``"linear"``,
 ``"quadratic"`` or ``"custom"``), the replicates an array (empty when nothing
-was drawn). The old names (``kappa``, ``n``) still answer, with a
-FutureWarning, until 0.3.0. Values are checked against scikit-learn.
+was drawn). The old names (``kappa``, ``n``) are aliases that stay (the API
+contract names them). Values are checked against scikit-learn.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -103,18 +104,17 @@ def test_values_under_the_shared_names():
     assert res["Comparison"].models["a"].weights == res["Comparison"].weights
 
 
-def test_old_names_warn_and_still_answer():
+def test_contract_names_answer_without_a_warning():
+    # the API contract names KappaByGroup.kappa and .n: aliases of estimate and
+    # n_rows that stay (they warned as deprecated)
     res = _all_results()
     by, group, comp = res["KappaByGroup"], res["GroupKappa"], res["Comparison"]
-    with pytest.warns(FutureWarning, match=r"KappaByGroup\.kappa` is deprecated.*\.estimate"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         np.testing.assert_array_equal(by.kappa, by.estimate)
-    with pytest.warns(FutureWarning, match=r"KappaByGroup\.n` is deprecated.*\.n_rows"):
         np.testing.assert_array_equal(by.n, by.n_rows)
-    with pytest.warns(FutureWarning, match=r"GroupKappa\.kappa` is deprecated"):
         assert group.kappa == group.estimate == float(group)
-    with pytest.warns(FutureWarning, match=r"GroupKappa\.n` is deprecated"):
         assert group.n == group.n_rows
-    with pytest.warns(FutureWarning, match=r"Comparison\.n` is deprecated.*0\.3\.0"):
         assert comp.n == comp.n_rows
 
 

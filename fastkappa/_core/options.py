@@ -1,11 +1,14 @@
 """Checks and normalisers of the keywords shared by the public functions.
 
-``nan_policy``, ``ignore_index``, ``sample_weight`` and ``frequency_weight``:
+``nan_policy``, ``ignore_index``, ``replace_undefined_by``, ``sample_weight`` and
+``frequency_weight``:
 each check returns the normalised value or raises a ValueError that says what
 to pass instead.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -34,6 +37,18 @@ def check_marker_kind(name: str, value, kind: str | None, labels: str, effect: s
     hint = repr(str(value)) if kind == "str" else "a number (e.g. -1)"
     raise ValueError(f"`{name}` is the {given} {value!r} but the {labels} are {held}, so it "
                      f"would {effect}; give it as {hint}.")
+
+
+def check_replace_undefined_by(value) -> float:
+    """``replace_undefined_by`` as a float: a number in [-1, 1] or nan, as in
+    scikit-learn's ``cohen_kappa_score`` (a kappa's own range)."""
+    ok = (isinstance(value, (int, float, np.integer, np.floating))
+          and not isinstance(value, (bool, np.bool_)))
+    if ok and (math.isnan(value) or -1.0 <= value <= 1.0):
+        return float(value)
+    raise ValueError(
+        "`replace_undefined_by` must be a number in [-1, 1] or nan (what an undefined "
+        f"kappa is reported as); got {value!r}.")
 
 
 def check_ignore_index(ignore_index):

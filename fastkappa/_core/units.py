@@ -80,13 +80,37 @@ def resolve_seed(seed) -> np.random.SeedSequence:
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if _is_seed_int(seed):
         return np.random.SeedSequence(int(seed))
-    if isinstance(seed, (list, tuple)) and seed and all(_is_seed_int(v) for v in seed):
+    if _is_seed_ints(seed):
         return np.random.SeedSequence([int(v) for v in seed])
+    if isinstance(seed, dict) and _is_seed_record(seed):
+        # a spawned sequence as ``to_dict()`` records it
+        entropy = seed["entropy"]
+        return np.random.SeedSequence(
+            int(entropy) if _is_seed_int(entropy) else [int(v) for v in entropy],
+            spawn_key=[int(v) for v in seed.get("spawn_key", ())],
+            pool_size=int(seed.get("pool_size", 4)))
     shown = repr(seed)
     raise ValueError(
         "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
-        "numpy.random.Generator (or a list of non-negative ints, as results record "
-        f"them); got {shown if len(shown) <= 80 else shown[:77] + '...'}.")
+        "numpy.random.Generator (or a list of non-negative ints, or a dict with "
+        "'entropy' and 'spawn_key', as results record them); got "
+        f"{shown if len(shown) <= 80 else shown[:77] + '...'}.")
+
+
+def _is_seed_ints(v) -> bool:
+    return isinstance(v, (list, tuple)) and bool(v) and all(_is_seed_int(x) for x in v)
+
+
+def _is_seed_record(d: dict) -> bool:
+    """Whether ``d`` is a recorded SeedSequence: ``entropy`` (an int or ints),
+    ``spawn_key`` (ints) and optionally ``pool_size`` (an int of 4 or more)."""
+    if not set(d) <= {"entropy", "spawn_key", "pool_size"} or "entropy" not in d:
+        return False
+    entropy, key = d["entropy"], d.get("spawn_key", [])
+    pool = d.get("pool_size", 4)
+    return ((_is_seed_int(entropy) or _is_seed_ints(entropy))
+            and isinstance(key, (list, tuple)) and all(_is_seed_int(v) for v in key)
+            and _is_seed_int(pool) and pool >= 4)
 
 
 def _is_seed_int(v) -> bool:
