@@ -146,13 +146,10 @@ def seed_to_json(seed) -> Any:
         return seed
     if isinstance(seed, np.random.SeedSequence):
         out = {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
-        if seed.pool_size != _DEFAULT_POOL_SIZE:
+        if seed.pool_size != np.random.SeedSequence(0).pool_size:
             out["pool_size"] = seed.pool_size
         return out
     return seed
-
-
-_DEFAULT_POOL_SIZE = np.random.SeedSequence(0).pool_size
 
 
 def weights_to_json(weights) -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import weights as _weights
-from ._core.options import check_nan_policy
+from ._core.options import check_nan_policy, check_replace_undefined_by
 from ._core.rows import n_rows, omit_missing_ids
 from ._threshold_cuts import Thresholds, _numeric_iv, apply_thresholds
 from ._threshold_folds import (
@@ -228,6 +228,7 @@ class ThresholdOptimizer:
         >>> bool(np.all(opt.cv_folds_[0::2] == opt.cv_folds_[1::2]))  # eyes stay together
         True
         """
+        check_replace_undefined_by(self.replace_undefined_by)
         cv = _check_cv(self.cv)
         y_true, scores, groups = _expand_counted(y_true, scores, sample_weight,
                                                  frequency_weight, groups)

@@ -65,6 +65,7 @@ from ._core.options import (
     check_ignore_index,
     check_nan_policy,
     check_one_row_weight,
+    check_replace_undefined_by,
 )
 from ._core.rows import id_keys
 from ._core.shapes import flatten_labels
@@ -352,6 +353,7 @@ def cohen_kappa(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     >>> fkd.cohen_kappa(t, p)
     0.5
     """
+    check_replace_undefined_by(replace_undefined_by)  # before the graph runs
     acc = accumulate(y_true, y_pred, weights=weights, labels=labels, n_classes=n_classes,
                      sample_weight=sample_weight, ignore_index=ignore_index,
                      nan_policy=nan_policy, thresholds=thresholds,
@@ -726,6 +728,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
     >>> fkd.kappa_by_group(t, p, g).estimate
     array([1. , 0.5])
     """
+    replace_undefined_by = check_replace_undefined_by(replace_undefined_by)
     method, confidence_level, n_resamples, seq = group_interval_iv(
         method, ci, confidence_level, n_resamples, seed)
     if method is not None and sample_weight is not None:

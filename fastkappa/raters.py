@@ -332,8 +332,8 @@ def check_light_table(table: RatingsTable) -> None:
         what = ("`counts=` input has anonymous raters. Pass wide `ratings` or long "
                 "`item=`, `rater=`, `label=`" if not table.raters else
                 f"this panel is sparse ({table.n_input} items x {len(table.raters)} raters, "
-                "most pairs unrated), which is not supported yet; use the other "
-                "coefficients (`coefficients=`)")
+                "most pairs unrated), which is not supported yet; score the other "
+                "coefficients with fk.agreement(..., coefficients=[...])")
         raise ValueError(
             f"Light's kappa compares each pair of raters, so it needs the items x raters "
             f"table; {what}.")

@@ -270,8 +270,8 @@ class Comparison:
     weights : str
         ``"none"`` (unweighted), ``"linear"``, ``"quadratic"`` or ``"custom"``.
     n_rows : int
-        Rows scored (the rows every model could be scored on). ``n`` is a
-        deprecated alias (removed in 0.3.0).
+        Rows scored (the rows every model could be scored on). ``n`` is an
+        alias.
     classes : ndarray
     seed : int, list of int, SeedSequence or None
         The seed that reproduces the resamples (None for ``"asymptotic"``).
@@ -397,7 +397,7 @@ class GroupKappa(float):
 
     ``result["site-a"]`` compares and computes as the group's kappa, and has
     the attributes ``group``, ``estimate``, ``n_rows``, ``low`` and ``high``
-    (``kappa`` and ``n`` are deprecated aliases, removed in 0.3.0).
+    (``kappa`` and ``n`` are aliases of ``estimate`` and ``n_rows``).
     """
 
     group: Any
@@ -442,10 +442,10 @@ class KappaByGroup:
         Sorted group keys.
     estimate : ndarray
         Kappa of each group (nan where undefined or where no row is left).
-        ``kappa`` is a deprecated alias (removed in 0.3.0).
+        ``kappa`` is an alias (the API contract's name).
     n_rows : ndarray
         Rows scored in each group (sum of ``sample_weight`` when weighted).
-        ``n`` is a deprecated alias (removed in 0.3.0).
+        ``n`` is an alias (the API contract's name).
     low, high : ndarray or None
         Interval bounds per group when ``method`` was given.
     overall : float

@@ -187,8 +187,8 @@ def test_sparse_panel_error(rng):
     items = np.repeat(np.arange(n_items), 2)
     raters = np.arange(2 * n_items)  # every rating by a new rater: a sparse panel
     labels = rng.integers(0, 3, 2 * n_items)
-    with pytest.raises(ValueError, match=r"this panel is sparse .* not supported yet; use "
-                                         r"the other coefficients") as err:
+    with pytest.raises(ValueError, match=r"this panel is sparse .* not supported yet; score "
+                                         r"the other coefficients with fk.agreement") as err:
         fk.light_kappa(item=items, rater=raters, label=labels)
     assert "Pass wide" not in str(err.value)  # the long format was what was passed
 

@@ -1081,6 +1081,12 @@ def test_main_json_records_provenance_and_the_seed_used(files, capsys):
     assert code == 0 and row["weights"] == "linear" and row["method"] == "percentile"
     code, out, _ = run([*argv, "--seed", "3"], capsys)
     assert code == 0 and "linear-weighted" in out and "percentile" in out and "seed 3" in out
+    # unweighted: the CSV names the weights "none", as the JSON does (the cell was empty)
+    code, out, _ = run([*argv[:-6], "--format", "csv"], capsys)
+    assert code == 0 and next(csv.DictReader(io.StringIO(out)))["weights"] == "none"
+    code, out, _ = run(["compare", files["csv"], "--true", "grade", "--pred", "model_a",
+                        "model_b", "--method", "asymptotic", "--format", "csv"], capsys)
+    assert code == 0 and {r["weights"] for r in csv.DictReader(io.StringIO(out))} == {"none"}
 
 
 def test_main_compare_p_value_at_its_floor_prints_as_a_bound(tmp_path, capsys):

@@ -445,3 +445,14 @@ def test_a_dataframe_column_with_a_dask_array_is_refused_clearly():
     scores = da.from_array(np.random.default_rng(0).random((30, 3)), chunks=(10, 3))
     with pytest.raises(TypeError, match="pass columns of one dask DataFrame"):
         fkd.cohen_kappa(t, scores)
+
+
+@pytest.mark.parametrize("bad", [5.0, "x", None])
+def test_replace_undefined_by_is_checked_before_the_graph_runs(bad):
+    t = da.from_array(np.array([0, 0, 1, 1, 0, 0]), chunks=2)
+    p = da.from_array(np.array([0, 0, 1, 0, 0, 0]), chunks=2)
+    g = da.from_array(np.array([1, 1, 2, 2, 3, 3]), chunks=2)
+    with pytest.raises(ValueError, match="`replace_undefined_by` must be a number"):
+        fkd.kappa_by_group(t, p, g, replace_undefined_by=bad)
+    with pytest.raises(ValueError, match="`replace_undefined_by` must be a number"):
+        fkd.cohen_kappa(t, p, replace_undefined_by=bad)

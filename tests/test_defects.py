@@ -1037,3 +1037,31 @@ def test_replace_undefined_by_is_a_number_in_kappas_range_or_nan(name):
             with pytest.raises(ValueError, match=r"`replace_undefined_by` must be a number "
                                                  r"in \[-1, 1\] or nan"):
                 call(bad)
+
+
+def test_replace_undefined_by_is_checked_before_any_work():
+    # ThresholdOptimizer checks it in fit (as scikit-learn validates), and a huge int is
+    # the ValueError, not an OverflowError from a float conversion
+    with pytest.raises(ValueError, match="`replace_undefined_by` must be a number"):
+        fk.ThresholdOptimizer(replace_undefined_by=5.0).fit([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8])
+    with pytest.raises(ValueError, match="`replace_undefined_by` must be a number"):
+        fk.cohen_kappa([0, 1], [0, 1], replace_undefined_by=10**400)
+
+
+@pytest.mark.parametrize("seed", [np.random.SeedSequence(np.int64(5)),
+                                  np.random.SeedSequence(np.array([1, 2], dtype=np.uint64)),
+                                  np.random.SeedSequence(5, pool_size=8),
+                                  np.array([3, 4]), np.int32(9)], ids=repr)
+def test_seeds_of_numpy_values_and_pool_sizes_round_trip_through_json(seed):
+    # numpy entropy made to_dict() unwritable as JSON; a root sequence of another pool
+    # size recorded its entropy alone (other draws); an int array was refused
+    t, p = _graded(n=120)
+    ratings = np.c_[t, p, t % 3]
+    calls = [
+        lambda s: fk.kappa_ci(t, p, method="percentile", n_resamples=60, seed=s),
+        lambda s: fk.agreement(ratings, coefficients="fleiss_kappa", method="percentile",
+                               n_resamples=60, seed=s),
+    ]
+    for call in calls:
+        first = json.loads(json.dumps(call(seed).to_dict()))
+        assert json.loads(json.dumps(call(first["seed"]).to_dict())) == first

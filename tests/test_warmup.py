@@ -55,6 +55,7 @@ def test_warmup_compiles_every_kernel_and_later_processes_load_them(tmp_path):
                          timeout=1800)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
+    assert report["command"] == "warmup"  # as every command's JSON names itself
     assert Path(report["cache_dir"]) == cache
     assert report["not_compiled"] == []
     assert report["n_compiled"] > 0 and report["n_loaded"] == 0  # a cold cache

@@ -8,8 +8,6 @@ to pass instead.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .columns import FloatColumn, IntColumn, as_column
@@ -44,7 +42,7 @@ def check_replace_undefined_by(value) -> float:
     scikit-learn's ``cohen_kappa_score`` (a kappa's own range)."""
     ok = (isinstance(value, (int, float, np.integer, np.floating))
           and not isinstance(value, (bool, np.bool_)))
-    if ok and (math.isnan(value) or -1.0 <= value <= 1.0):
+    if ok and (value != value or -1 <= value <= 1):  # no float() of a huge int first
         return float(value)
     raise ValueError(
         "`replace_undefined_by` must be a number in [-1, 1] or nan (what an undefined "

@@ -80,6 +80,8 @@ def resolve_seed(seed) -> np.random.SeedSequence:
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if _is_seed_int(seed):
         return np.random.SeedSequence(int(seed))
+    if isinstance(seed, np.ndarray) and seed.ndim == 1 and seed.dtype.kind in "iu":
+        seed = seed.tolist()  # as numpy takes it
     if _is_seed_ints(seed):
         return np.random.SeedSequence([int(v) for v in seed])
     if isinstance(seed, dict) and _is_seed_record(seed):
@@ -88,7 +90,7 @@ def resolve_seed(seed) -> np.random.SeedSequence:
         return np.random.SeedSequence(
             int(entropy) if _is_seed_int(entropy) else [int(v) for v in entropy],
             spawn_key=[int(v) for v in seed.get("spawn_key", ())],
-            pool_size=int(seed.get("pool_size", 4)))
+            pool_size=int(seed.get("pool_size", _DEFAULT_POOL_SIZE)))
     shown = repr(seed)
     raise ValueError(
         "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
@@ -118,12 +120,24 @@ def _is_seed_int(v) -> bool:
 
 
 def seed_record(seq: np.random.SeedSequence):
-    """What a result records so that ``seed=`` reproduces it: the entropy (an int,
-    or a list of ints) of a root sequence, the sequence itself when spawned."""
-    if seq.spawn_key:
-        return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key,
+    """What a result records so that ``seed=`` reproduces it: the entropy (a
+    Python int, or a list of them) of a root sequence with numpy's pool size,
+    else the sequence itself (spawned, or another pool size)."""
+    entropy = _python_ints(seq.entropy)
+    if seq.spawn_key or seq.pool_size != _DEFAULT_POOL_SIZE:
+        return np.random.SeedSequence(entropy, spawn_key=_python_ints(seq.spawn_key),
                                       pool_size=seq.pool_size)
-    return seq.entropy
+    return entropy
+
+
+_DEFAULT_POOL_SIZE = np.random.SeedSequence(0).pool_size
+
+
+def _python_ints(v):
+    """An entropy or spawn key as Python ints (numpy's scalars and arrays are not JSON)."""
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return [int(x) for x in v]
 
 
 def block_seeds(seq: np.random.SeedSequence, n_resamples: int) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._display import kappa_name, method_label
+from ..._display import kappa_name, method_label, weights_name
 from ..._io import as_column_label, as_file_labels, open_source
 from ...compare import compare as compare_models
 from ...files import _declared, _file_scale, _unique
@@ -100,13 +100,13 @@ def compare(file: str, *, true: str, pred: list[str], reference: str | None = No
     }
     rows = [{"kind": "model", "model": name, "estimate": res.estimate, "low": res.low,
              "high": res.high, "p_value": "", "p_value_is_bound": "", "p_adjusted": "",
-             "weights": weights, "method": res.method,
+             "weights": weights_name(weights), "method": res.method,
              "confidence_level": res.confidence_level}
             for name, res in comp.models.items()]
     rows += [{"kind": "difference", "model": f"{pr.a} - {pr.b}", "estimate": pr.difference,
               "low": pr.low, "high": pr.high, "p_value": pr.p_value,
               "p_value_is_bound": _p_at_floor(pr, method), "p_adjusted": pr.p_adjusted,
-              "weights": weights, "method": method,
+              "weights": weights_name(weights), "method": method,
               "confidence_level": confidence_level}
              for pr in comp.pairs]
     note = _resampling_note(method, n_resamples, seed)

@@ -73,7 +73,7 @@ def demo(*, n_resamples: int = 10_000, seed: int = 0, figures_dir: str | None = 
     data["no_figures"] = why_none
     rows.append({"kind": "published", "name": "Fleiss, Cohen & Everitt 1969",
                  "estimate": pub.estimate, "low": pub.low, "high": pub.high, "p_value": "",
-                 "p_value_is_bound": "", "weights": None, "method": "asymptotic"})
+                 "p_value_is_bound": "", "weights": "none", "method": "asymptotic"})
     prev = ", ".join(f"{g} {100 * v:.1f}%" for g, v in zip(
         GRADE_NAMES, np.bincount(y, minlength=k) / len(y), strict=True))
     lines = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import files
-from ..._display import kappa_name
+from ..._display import kappa_name, weights_name
 from ..._io import CommandLineInt
 from ...streaming import CohenKappa
 from .._common import (
@@ -224,7 +224,7 @@ def _score_output(name, acc, kappa, ci, by, *, true, pred, weights, by_col, clus
         return data
 
     def make_rows() -> list[dict]:
-        base = {"weights": weights, "method": method}
+        base = {"weights": weights_name(weights), "method": method}  # as JSON names them
         overall = {"level": "overall", "group": "", "n_rows": acc.n_rows, "kappa": kappa,
                    **base}
         if method is not None:

@@ -35,5 +35,5 @@ def warmup(*, show_steps: bool = False) -> Output:
         lines.append("not reached: " + ", ".join(report.not_compiled))
     lines.append(f"total {report.seconds:.1f} s")
     rows = [{"step": step, "seconds": sec} for step, sec in report.steps]
-    return Output("\n".join(lines), d, rows)
+    return Output("\n".join(lines), {"command": "warmup", **d}, rows)
 
