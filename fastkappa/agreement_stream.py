@@ -310,6 +310,23 @@ class _IdIndex:
         self._sorted, self._sorted_code = self._sorted[keep], self._sorted_code[keep]
 
 
+def _sorted_positions(ids: list) -> list[int] | None:
+    """The positions of ``ids`` in ascending id order, or None when they are in
+    it already (or do not compare, e.g. numbers and strings mixed).
+
+    Rater codes follow each chunk's ids in ascending order, but a rater first
+    seen in a later chunk comes after the known ones; one call numbers the
+    raters in id order.  Their order orders the rating-row types a bootstrap
+    draws (Conger's kappa), so the table is built in id order for the same
+    seeded intervals.
+    """
+    try:
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+    except TypeError:
+        return None
+    return None if order == list(range(len(ids))) else order
+
+
 class AgreementAccumulator:
     """Agreement among many raters, accumulated from long-format chunks.
 
@@ -605,6 +622,11 @@ class AgreementAccumulator:
         stored = self._codes[:self.n_items, :self.n_raters]  # class code + 1; 0: none
         if self._missing_pairs:  # -1: a pair seen with a missing label, no rating either
             stored = np.maximum(stored, 0)
+        raters = self._raters.ids()
+        perm = _sorted_positions(raters)
+        if perm is not None:  # raters in id order, as one call numbers them
+            stored = stored[:, perm]
+            raters = [raters[j] for j in perm]
         rank = None
         if self._declared is not None:
             classes, ordered = np.asarray(self._declared), True
@@ -635,11 +657,11 @@ class AgreementAccumulator:
         space = pattern_space(len(classes), self.n_raters, self.n_items)
         if space:  # group the items by rating row: no items-sized copies
             return by_patterns(stored, 1, classes, 0.0, space, remap=rank, ordered=ordered,
-                               raters=self._raters.ids())
+                               raters=raters)
         codes = stored - np.int32(1)
         if rank is not None:
             codes = rank[codes]  # code -1 reads rank[-1] = -1
-        return _finish(codes, classes, ordered, self._raters.ids())
+        return _finish(codes, classes, ordered, raters)
 
     def compute(self, *, coefficients: str | list[str] | None = None,
                 weights: str | ArrayLike | None = None, level: str | ArrayLike | None = None,

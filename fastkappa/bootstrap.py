@@ -286,8 +286,10 @@ def kappa_ci(
     rows = None
     if clusters is None and use_row_tables(units.n_types, len(t_idx), k, 1):
         # weights that differ on almost every row: a type per row, so draw rows
-        # straight into the table (chunks of rows stay in cache)
-        rows = (row_cells(t_idx, p_idx[None, :], k), row_w, k)
+        # straight into the table (chunks of rows stay in cache), in the order of
+        # (cell, weight), as the types are: the draws do not depend on the row order
+        order = np.lexsort((row_w, cells))
+        rows = (row_cells(t_idx[order], p_idx[None, order], k), row_w[order], k)
     res = _ci_from_units(units, enc.weights, method, cl, n_resamples, seq,
                          rows=rows)
     return with_provenance(res, seq, weights, units)

@@ -456,3 +456,21 @@ def test_replace_undefined_by_is_checked_before_the_graph_runs(bad):
         fkd.kappa_by_group(t, p, g, replace_undefined_by=bad)
     with pytest.raises(ValueError, match="`replace_undefined_by` must be a number"):
         fkd.cohen_kappa(t, p, replace_undefined_by=bad)
+
+
+@pytest.mark.parametrize("with_clusters", [False, True])
+def test_kappa_ci_with_a_weight_per_row_equals_in_memory(with_clusters):
+    # many distinct weights (the row-draw path): the same seeded interval as in memory
+    rng = np.random.default_rng(0)
+    n = 2000
+    t = rng.integers(0, 4, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 3)
+    w = rng.exponential(1.0, n)
+    cl = rng.integers(0, 300, n) if with_clusters else None
+    want = fk.kappa_ci(t, p, sample_weight=w, clusters=cl, method="bca", n_resamples=300,
+                       seed=0)
+    got = fkd.kappa_ci(da.from_array(t, chunks=700), da.from_array(p, chunks=700),
+                       sample_weight=da.from_array(w, chunks=700),
+                       clusters=None if cl is None else da.from_array(cl, chunks=700),
+                       method="bca", n_resamples=300, seed=0)
+    assert (got.low, got.high) == (want.low, want.high)

@@ -379,7 +379,9 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
         ukey = ks[first]
         uval = np.diff(np.append(first, len(ks))).astype(np.float64)
     else:
-        order = np.argsort(key, kind="stable")
+        # within a cluster's cell, weights summed in ascending order: the same sum's
+        # last bits, and so the same types, whatever the row order
+        order = np.lexsort((values, key))
         ks = key[order]
         start = np.ones(len(ks), dtype=bool)
         start[1:] = ks[1:] != ks[:-1]
