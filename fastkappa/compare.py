@@ -315,9 +315,16 @@ def compare(
     reps = jack = None
     if method != "asymptotic":
         if clusters is None and use_row_tables(units.n_types, len(t_idx), k, n_models):
-            # nearly a joint type per row: draw rows straight into per-model tables
-            reps = bootstrap_kappas_rows(row_cells(t_idx, p_idx, k),
-                                         None if uniform else sw, k, wmat, n_resamples, seq)
+            # nearly a joint type per row: draw rows straight into per-model tables,
+            # in the order of their joint row (models by name) and weight: the draws
+            # depend neither on the row order nor on the order the models are given
+            rc = row_cells(t_idx, p_idx, k)
+            w = None if uniform else np.asarray(sw, dtype=np.float64)
+            by_name = sorted(range(n_models), key=lambda m: str(names[m]))
+            keys = [rc[:, m] for m in reversed(by_name)]
+            order = np.lexsort(keys if w is None else [w, *keys])
+            reps = bootstrap_kappas_rows(rc[order], None if w is None else w[order], k, wmat,
+                                         n_resamples, seq)
         else:
             reps = bootstrap_kappas(units, wmat, n_resamples, seq)
         if method == "bca":

@@ -384,3 +384,31 @@ def test_inverted_p_value_takes_the_acceleration_it_would_compute():
         0.1, reps, "bca", acceleration=a)
     assert inverted_p_value(0.1, reps, "bca", jackknife=jack) != inverted_p_value(
         0.1, reps, "bca")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_seeded_row_path_does_not_depend_on_the_row_order(weighted):
+    # models erring independently: a joint type per row or so, and the row-draw path,
+    # which drew rows in their given order (shuffled rows gave other intervals)
+    from fastkappa._core.units import use_row_tables
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    t = rng.integers(0, 5, n)
+    models = {f"m{i}": np.where(rng.random(n) < 0.5, t, rng.integers(0, 5, n))
+              for i in range(5)}
+    joint = np.unique(np.column_stack([t, *models.values()]), axis=0)
+    assert use_row_tables(len(joint), n, 5, 5)
+    kw = {"sample_weight": rng.exponential(1.0, n)} if weighted else {}
+    shuffle = rng.permutation(n)
+    a = fk.compare(t, models, method="percentile", n_resamples=200, seed=0, **kw)
+    b = fk.compare(t[shuffle], {k: v[shuffle] for k, v in models.items()},
+                   method="percentile", n_resamples=200, seed=0,
+                   **{k: v[shuffle] for k, v in kw.items()})
+    assert [(x.low, x.high) for x in a.pairs] == [(x.low, x.high) for x in b.pairs]
+    # nor on the order the models are given
+    c = fk.compare(t, dict(reversed(models.items())), method="percentile", n_resamples=200,
+                   seed=0, **kw)
+    for name in models:
+        np.testing.assert_array_equal(a.models[name].distribution,
+                                      c.models[name].distribution)
