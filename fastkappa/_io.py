@@ -292,8 +292,9 @@ def _peek(stream, n: int) -> bytes:
     raise AssertionError("stream must be buffered")  # pragma: no cover
 
 
-def _read_header(stream, sep: str, name: str) -> list[str]:
-    """The column names from the first line of ``stream`` (read with a bound)."""
+def _read_header(stream, sep: str, name: str) -> tuple[list[str], bool]:
+    """The column names from the first line of ``stream`` (read with a bound), and
+    whether rows may follow (False: the header line ends the file, no line break)."""
     line = stream.readline(MAX_HEADER_BYTES + 1)
     if not line:
         raise DataError(f"{name} is empty: a CSV file needs a header line naming its columns.")
@@ -317,7 +318,7 @@ def _read_header(stream, sep: str, name: str) -> list[str]:
         raise DataError(f"{name}: cannot read the header line: {e}.") from None
     except StopIteration:
         row = []
-    return [c.strip() for c in row]
+    return [c.strip() for c in row], line.endswith(b"\n")
 
 
 def _separator(sep: str | None) -> str | None:
@@ -481,11 +482,13 @@ def _open_source(path: str, sep: str | None, stdin) -> Source:
     compression = "gzip" if magic[:2] == GZIP_MAGIC else None
     opener = gzip.open if compression else open
     with opener(path, "rb") as f:
-        header = _read_header(f, sep, name)
+        header, rows_follow = _read_header(f, sep, name)
 
     def batches(needed, types, kept=frozenset()):
         import pyarrow as pa
 
+        if not rows_follow:  # a header alone, without a line break: no row
+            return iter(())
         stream = pa.input_stream(path, compression=compression)
         return _csv_reader(stream, header, needed, types, sep, skip_rows=1, kept=kept)
 
@@ -521,7 +524,7 @@ class _PythonStream:
 
 
 def _csv_stream_source(raw, name: str, sep: str) -> Source:
-    header = _read_header(raw, sep, name)
+    header, rows_follow = _read_header(raw, sep, name)
     used = []
 
     def batches(needed, types, kept=frozenset()):
@@ -530,6 +533,8 @@ def _csv_stream_source(raw, name: str, sep: str) -> Source:
         if used:
             raise DataError("standard input can be read only once.")
         used.append(True)
+        if not rows_follow:  # a header alone, without a line break: no row
+            return
         stream = _PythonStream(raw)
         released = threading.Event()
         watch = weakref.ref(stream, lambda _: released.set())  # noqa: F841

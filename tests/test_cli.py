@@ -1339,3 +1339,37 @@ def test_choice_options_are_case_insensitive():
     args = make_parser().parse_args(["agreement", "x", "--wide", "a", "b", "--level",
                                      "Ordinal", "--method", "Percentile"])
     assert (args.level, args.method) == ("ordinal", "percentile")
+
+
+def test_a_header_without_rows_or_line_break_is_an_empty_file(tmp_path, capsys):
+    # "t,p" with no line break: pyarrow's "Could not skip initial 1 rows" (a raw
+    # ArrowInvalid in Python) instead of the message of "t,p\n"
+    import gzip
+
+    plain = tmp_path / "h.csv"
+    plain.write_text("t,p")
+    packed = tmp_path / "h.csv.gz"
+    packed.write_bytes(gzip.compress(b"t,p"))
+    for path in (plain, packed):
+        code, out, err = run(["score", str(path), "--true", "t", "--pred", "p"], capsys)
+        assert code == 1 and out == "" and f"{path.name} holds no rows to score" in err
+    code, _, err = run(["agreement", str(plain), "--wide", "t", "p"], capsys)
+    assert code == 1 and "no rating" in err
+    import fastkappa.files as fkfiles
+
+    with pytest.raises(ValueError, match="holds no rows to score"):
+        fkfiles.score_file(str(plain), true="t", pred="p")
+
+
+def test_labels_in_double_quotes_hold_commas_and_spaces(tmp_path, capsys):
+    path = tmp_path / "lc.csv"
+    path.write_text('t,p\n"a,b",x\n"a,b","a,b"\nx,x\n" c",x\n')
+    code, out, _ = run(["score", str(path), "--true", "t", "--pred", "p", "--labels",
+                        '"a,b",x," c"', "--weights", "linear", "--format", "json"], capsys)
+    got = json.loads(out)
+    want = fk.cohen_kappa(["a,b", "a,b", "x", " c"], ["x", "a,b", "x", "x"],
+                          labels=["a,b", "x", " c"], weights="linear")
+    assert code == 0 and got["kappa"] == pytest.approx(want, abs=1e-15)
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--labels",
+                        '"a,b,x'], capsys)
+    assert code == 2 and "is not closed" in err

@@ -72,8 +72,48 @@ def _level(text: str) -> float:
     return v
 
 
+def _split_labels(text: str) -> list[str] | None:
+    """``text`` split at its commas, CSV-style: a label in double quotes keeps its
+    commas and spaces (``""`` is a quote), others are stripped; None when a quote
+    is not closed or text follows one."""
+    out, i, n = [], 0, len(text)
+    while True:
+        while i < n and text[i] == " ":
+            i += 1
+        if i < n and text[i] == '"':
+            j, piece = i + 1, []
+            while True:
+                k = text.find('"', j)
+                if k < 0:
+                    return None
+                piece.append(text[j:k])
+                if text.startswith('"', k + 1):  # "" inside quotes: a quote
+                    piece.append('"')
+                    j = k + 2
+                    continue
+                break
+            i = k + 1
+            while i < n and text[i] == " ":
+                i += 1
+            if i < n and text[i] != ",":
+                return None
+            out.append("".join(piece))
+        else:
+            k = text.find(",", i)
+            k = n if k < 0 else k
+            out.append(text[i:k].strip())
+            i = k
+        if i >= n:
+            return out
+        i += 1  # the comma
+
+
 def _label_list(text: str) -> list:
-    items = [s.strip() for s in text.split(",")]
+    items = _split_labels(text)
+    if items is None:
+        raise argparse.ArgumentTypeError(
+            f"a quote in {text!r} is not closed, or text follows it; put a label that "
+            'holds commas in double quotes, e.g. \'"a,b",c\'')
     if not text.strip() or any(s == "" for s in items):
         raise argparse.ArgumentTypeError(
             f"expected comma-separated class labels such as 0,1,2,3,4; got {text!r}")
@@ -146,7 +186,8 @@ def make_parser() -> argparse.ArgumentParser:
     classes = argparse.ArgumentParser(add_help=False)
     grp = classes.add_mutually_exclusive_group()
     grp.add_argument("--labels", type=_label_list, metavar="L1,L2,...",
-                     help="the classes in scale order (declares unobserved ones too)")
+                     help="the classes in scale order (declares unobserved ones too); "
+                          "a class holding commas goes in double quotes: '\"a,b\",c'")
     grp.add_argument("--n-classes", type=_positive_int, metavar="K",
                      help="classes are 0..K-1")
 
