@@ -525,6 +525,7 @@ class _PythonStream:
 
 def _csv_stream_source(raw, name: str, sep: str) -> Source:
     header, rows_follow = _read_header(raw, sep, name)
+    rows_follow = rows_follow and _peek(raw, 1) != b""  # pyarrow: "Empty CSV file"
     used = []
 
     def batches(needed, types, kept=frozenset()):

@@ -311,17 +311,18 @@ class _IdIndex:
 
 
 def _sorted_positions(ids: list) -> list[int] | None:
-    """The positions of ``ids`` in ascending id order, or None when they are in
-    it already (or do not compare, e.g. numbers and strings mixed).
+    """The positions of ``ids`` in ascending id order (numbers before strings),
+    or None when they are in it already (or do not compare).
 
     Rater codes follow each chunk's ids in ascending order, but a rater first
-    seen in a later chunk comes after the known ones; one call numbers the
-    raters in id order.  Their order orders the rating-row types a bootstrap
-    draws (Conger's kappa), so the table is built in id order for the same
+    seen in a later chunk comes after the known ones; items follow arrival.
+    One call numbers both in id order.  The raters' order orders the
+    rating-row types a bootstrap draws (Conger's kappa), and the items' order
+    the sums within a cluster, so the table is built in id order for the same
     seeded intervals.
     """
-    try:
-        order = sorted(range(len(ids)), key=ids.__getitem__)
+    try:  # numbers before strings, as one call's sorted factorisation has them
+        order = sorted(range(len(ids)), key=lambda j: (isinstance(ids[j], str), ids[j]))
     except TypeError:
         return None
     return None if order == list(range(len(ids))) else order
@@ -615,8 +616,10 @@ class AgreementAccumulator:
 
     # ----------------------------------------------------------------- compute
 
-    def table(self, *, weighted: bool = False) -> RatingsTable:
-        """The encoded ratings (classes fixed), as the one-shot functions build them."""
+    def table(self, *, weighted: bool = False, item_order: np.ndarray | None = None
+              ) -> RatingsTable:
+        """The encoded ratings (classes fixed), as the one-shot functions build them;
+        ``item_order``: the items' rows in that order (else in arrival order)."""
         if not len(self._items):
             raise ValueError("the accumulator is empty; call update() with ratings first.")
         stored = self._codes[:self.n_items, :self.n_raters]  # class code + 1; 0: none
@@ -625,8 +628,10 @@ class AgreementAccumulator:
         raters = self._raters.ids()
         perm = _sorted_positions(raters)
         if perm is not None:  # raters in id order, as one call numbers them
-            stored = stored[:, perm]
+            stored = np.ascontiguousarray(stored[:, perm])  # C order: the compiled layout
             raters = [raters[j] for j in perm]
+        if item_order is not None:
+            stored = np.ascontiguousarray(stored[item_order])
         rank = None
         if self._declared is not None:
             classes, ordered = np.asarray(self._declared), True
@@ -684,18 +689,24 @@ class AgreementAccumulator:
             from . import raters as _r
 
             _r.check_level(level)
-        table = self.table(weighted=_any_weighted(weights, level))
-        cl_ids = None
+        cl_ids = item_order = None
         if clusters is not None:
             if not isinstance(clusters, dict):
                 raise ValueError("`clusters` must be a dict mapping item id -> cluster id.")
             item_ids = self._items.ids()
+            # items in id order, as one call has them: a cluster's items are summed in
+            # that order, whatever order they arrived in
+            item_order = _sorted_positions(item_ids)
+            if item_order is not None:
+                item_ids = [item_ids[j] for j in item_order]
+                item_order = np.asarray(item_order, dtype=np.int64)
             absent = [i for i in item_ids if i not in clusters]
             if absent:
                 raise ValueError(
                     f"`clusters` has no cluster for {len(absent)} items (e.g. {absent[0]!r}); "
                     "map every item id to a cluster id.")
             cl_ids = np.asarray([clusters[i] for i in item_ids], dtype=object)
+        table = self.table(weighted=_any_weighted(weights, level), item_order=item_order)
         return agreement_from_table(table, coefficients, weights, level, method, cl,
                                     n_resamples, seq, cl_ids, population_size)
 

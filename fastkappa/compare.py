@@ -82,9 +82,10 @@ def _models_of(predictions) -> Mapping:
     if columns is not None and type(predictions).__module__.split(".")[0] in (
             "pandas", "polars"):
         names = list(columns)
-        if len(set(names)) != len(names):
-            raise ValueError("the DataFrame of predictions repeats a column name; give each "
-                             "model its own column.")
+        if len(set(names)) != len(names) or len({str(nm) for nm in names}) != len(names):
+            raise ValueError("the DataFrame of predictions repeats a column name (as a "
+                             "model name, 1 and '1' are one); give each model its own "
+                             "column.")
         return {nm if isinstance(nm, str) else str(nm): predictions[nm] for nm in names}
     raise ValueError("`predictions` must be a dict of model name -> predictions, e.g. "
                      "{'model_a': y_a, 'model_b': y_b}, or a DataFrame with one column "

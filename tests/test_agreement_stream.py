@@ -651,3 +651,42 @@ def test_an_ordered_categorical_listing_the_missing_marker_keeps_it_out():
         assert res.classes.tolist() == [0, 2, 1]
         for name in names:
             assert res[name].estimate == pytest.approx(want[name].estimate, abs=1e-12)
+
+
+def test_mixed_rater_ids_give_the_one_shot_intervals():
+    # numbers before strings, as one call sorts them (mixed ids did not sort, and kept
+    # the arrival order)
+    rng = np.random.default_rng(3)
+    item = np.repeat(np.arange(120), 3)
+    rater = np.array([1, "a", 2] * 120, dtype=object)
+    label = rng.integers(0, 3, 360)
+    kw = dict(method="percentile", n_resamples=300, seed=0)
+    want = fk.agreement(item=item, rater=rater, label=label, coefficients="conger_kappa", **kw)
+    acc = fk.AgreementAccumulator()
+    acc.update(item[1:3], rater[1:3], label[1:3])  # "a" and 2 first
+    acc.update(np.r_[item[:1], item[3:]], np.r_[rater[:1], rater[3:]],
+               np.r_[label[:1], label[3:]])
+    assert acc.table().raters == [1, 2, "a"]
+    got = acc.compute(coefficients="conger_kappa", **kw)
+    assert (got["conger_kappa"].low, got["conger_kappa"].high) == (
+        want["conger_kappa"].low, want["conger_kappa"].high)
+
+
+def test_cluster_intervals_do_not_depend_on_the_order_items_arrive():
+    # a cluster's items were summed in arrival order, even within one chunk: the
+    # same rows shuffled gave another seeded interval; items go in id order now
+    rng = np.random.default_rng(0)
+    item = np.repeat(np.arange(120), 3)
+    rater = np.tile(["a", "b", "c"], 120)
+    truth = np.repeat(rng.integers(0, 3, 120), 3)
+    label = np.where(rng.random(360) < 0.6, truth, rng.integers(0, 3, 360))
+    clusters = {i: i % 17 for i in range(120)}
+    kw = dict(coefficients="fleiss_kappa", method="percentile", n_resamples=500, seed=0)
+    with pytest.warns(DegenerateIntervalWarning, match="only 17 clusters"):
+        want = fk.agreement(item=item, rater=rater, label=label, clusters=item % 17, **kw)
+    shuffle = rng.permutation(360)
+    acc = fk.AgreementAccumulator().update(item[shuffle], rater[shuffle], label[shuffle])
+    with pytest.warns(DegenerateIntervalWarning, match="only 17 clusters"):
+        got = acc.compute(clusters=clusters, **kw)
+    assert (got["fleiss_kappa"].low, got["fleiss_kappa"].high) == (
+        want["fleiss_kappa"].low, want["fleiss_kappa"].high)

@@ -1373,3 +1373,14 @@ def test_labels_in_double_quotes_hold_commas_and_spaces(tmp_path, capsys):
     code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--labels",
                         '"a,b,x'], capsys)
     assert code == 2 and "is not closed" in err
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("0,1,2", ["0", "1", "2"]), (" a , b ", ["a", "b"]), ('"a,b",x', ["a,b", "x"]),
+    ('" a",x', [" a", "x"]), ('"say ""hi""",b', ['say "hi"', "b"]),
+    ('"a,b",\t"c"', ["a,b", "c"]), ('\t"a,b",c', ["a,b", "c"]), ('"a,b"\t,c', ["a,b", "c"]),
+    ('"a', None), ('"a"b,c', None)])
+def test_label_lists_split_csv_style(text, want):
+    from fastkappa.cli.parser import _split_labels
+
+    assert _split_labels(text) == want

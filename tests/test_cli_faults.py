@@ -232,3 +232,18 @@ def test_full_disk_in_process(data, monkeypatch, capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err
+
+
+@pytest.mark.parametrize("header", [b"t,p", b"t,p\n", b"t,p\r\n"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_header_alone_on_stdin_holds_no_rows(tmp_path, header, packed):
+    # with a line break pyarrow said "Empty CSV file"; without one "Could not skip
+    # initial 1 rows": both are a file without rows, as on a path
+    import gzip
+
+    path = tmp_path / "h"
+    path.write_bytes(gzip.compress(header) if packed else header)
+    with open(path, "rb") as f:
+        proc = _python(["score", "-", *ARGS], stdin=f)
+    assert proc.returncode == 1
+    _one_line(proc.stderr, "fastkappa score: error: stdin holds no rows to score")

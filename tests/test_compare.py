@@ -412,3 +412,12 @@ def test_seeded_row_path_does_not_depend_on_the_row_order(weighted):
     for name in models:
         np.testing.assert_array_equal(a.models[name].distribution,
                                       c.models[name].distribution)
+
+
+def test_dataframe_columns_one_model_name_apart_are_refused():
+    # columns 1 and "1" are one model name: one model was dropped silently
+    pd = pytest.importorskip("pandas")
+    t = np.array([0, 1, 2, 1, 0, 2])
+    frame = pd.DataFrame({1: t, "1": t[::-1], "x": t})
+    with pytest.raises(ValueError, match="repeats a column name"):
+        fk.compare(t, frame, n_resamples=50, seed=0)

@@ -78,7 +78,7 @@ def _split_labels(text: str) -> list[str] | None:
     is not closed or text follows one."""
     out, i, n = [], 0, len(text)
     while True:
-        while i < n and text[i] == " ":
+        while i < n and text[i].isspace():
             i += 1
         if i < n and text[i] == '"':
             j, piece = i + 1, []
@@ -93,7 +93,7 @@ def _split_labels(text: str) -> list[str] | None:
                     continue
                 break
             i = k + 1
-            while i < n and text[i] == " ":
+            while i < n and text[i].isspace():
                 i += 1
             if i < n and text[i] != ",":
                 return None
