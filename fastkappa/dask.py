@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import warnings
 from typing import Any
 
@@ -175,6 +176,30 @@ def _values(part, name: str):
     return part.get(name) if hasattr(part, "get") else None
 
 
+#: a count of rows in a message ("2 rows hold ...", "7 (1 row)")
+_ROW_COUNT = re.compile(r"\b\d[\d,]* rows?\b")
+
+
+def _counted_in_one_partition(func):
+    """``func`` (a task on one partition) with its errors saying that a count of
+    rows they give is one partition's: the first partition that fails raises,
+    and the others may hold more such rows."""
+
+    @functools.wraps(func)
+    def task(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except ValueError as e:
+            text = str(e)
+            if len(e.args) == 1 and _ROW_COUNT.search(text):
+                e.args = (f"{text} (rows counted in one partition of the Dask collection; "
+                          "others may hold more)",)
+            raise
+
+    return task
+
+
+@_counted_in_one_partition
 def _partition_accumulator(part, spec, inputs):
     acc = CohenKappa(**spec)
     acc.update(part["y_true"], part["y_pred"], sample_weight=_values(part, "sample_weight"),
@@ -460,6 +485,7 @@ def _partition_scale(x) -> list:
     return list(found[0]) if found else []
 
 
+@_counted_in_one_partition
 def _partition_cells(part):
     """Distinct (cluster, y_true, y_pred, weight) rows of a partition and their counts
     (cluster and weight are 0 when absent; counts sum ``frequency_weight`` if given).
@@ -600,6 +626,7 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
 # --------------------------------------------------------------------------- groups
 
 
+@_counted_in_one_partition
 def _partition_groups(part, spec, inputs):
     """One partition's per-group tables, counted by the group kernel of
     :func:`fastkappa.kappa_by_group`: ``{"keys", "tables", "classes", "missing"}``,

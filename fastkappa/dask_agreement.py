@@ -64,12 +64,14 @@ def accumulate_agreement(item, rater, label, *, labels=None, n_classes=None, mis
     >>> acc.n_items, acc.n_ratings
     (3, 6)
     """
-    from .dask import _merge_many, _partitions, _tree  # fastkappa.dask re-exports this module
+    # fastkappa.dask re-exports this module
+    from .dask import _counted_in_one_partition, _merge_many, _partitions, _tree
 
     spec = {"labels": labels, "n_classes": n_classes, "missing": missing}
     AgreementAccumulator(**spec)  # validates the options before any task runs
     parts = _partitions({"item": item, "rater": rater, "label": label})
-    tasks = [dask.delayed(_partition_accumulator)(part, spec) for part in parts]
+    task = _counted_in_one_partition(_partition_accumulator)
+    tasks = [dask.delayed(task)(part, spec) for part in parts]
     total = _tree(tasks, _merge_many)
     return total.compute() if compute else total
 

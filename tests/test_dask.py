@@ -474,3 +474,16 @@ def test_kappa_ci_with_a_weight_per_row_equals_in_memory(with_clusters):
                        clusters=None if cl is None else da.from_array(cl, chunks=700),
                        method="bca", n_resamples=300, seed=0)
     assert (got.low, got.high) == (want.low, want.high)
+
+
+def test_a_row_count_in_a_partition_error_says_it_is_one_partitions():
+    # the first partition that fails raises: its count (1 row) is not the
+    # collection's (2 rows), and the message says so
+    t = np.array([0.0, 1, np.nan, 1, 0, np.nan, 1, 0])
+    p = np.array([0.0, 1, 1, 1, 0, 0, 1, 0])
+    with pytest.raises(ValueError, match=r"holds a missing value .*counted in one partition "
+                                         r"of the Dask collection; others may hold more"):
+        fkd.cohen_kappa(da.from_array(t, chunks=4), da.from_array(p, chunks=4))
+    with pytest.raises(ValueError, match="counted in one partition"):
+        fkd.kappa_by_group(da.from_array(t, chunks=4), da.from_array(p, chunks=4),
+                           da.from_array(np.arange(8) % 2, chunks=4))
