@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._core import weights as _weights
 from ._core.encoding import rows_text
 from ._install import install_hint
 from .metrics import cohen_kappa
@@ -65,8 +66,8 @@ def _declared_classes(y_true, labels, n_classes) -> np.ndarray:
         raise ValueError("pass either `labels` or `n_classes`, not both.")
     if labels is not None:
         return _as_array(labels)
-    if n_classes is not None:
-        return np.arange(int(n_classes))
+    if n_classes is not None:  # checked as everywhere (2.7, "5" and True are errors)
+        return np.arange(_weights._check_n_classes(n_classes))
     y = _as_array(y_true)
     if y.dtype == object:
         return np.asarray(sorted(set(y.tolist())), dtype=object)
@@ -193,6 +194,10 @@ def make_qwk_scorer(
     response_method : str, default 'predict'
         Which estimator method gives the predictions ('predict' for
         regressors and labels; 'predict_proba' for (n, K) probabilities).
+        A classifier's probability columns follow its sorted ``classes_``
+        (scikit-learn gives a binary one only the second): they are read
+        in that order and scored on ``labels`` in scale order, so every
+        declared class must be among the training fold's classes.
 
     Returns
     -------
@@ -218,13 +223,38 @@ def make_qwk_scorer(
         raise ImportError("make_qwk_scorer builds a scikit-learn scorer and needs "
                           f"scikit-learn; {install_hint('sklearn')}") from None
 
+    _options(thresholds, labels, n_classes, weights)  # fail now, not as nan scores per fold
+    if n_classes is not None:
+        _weights._check_n_classes(n_classes)
     kwargs = {"weights": weights}
     for key, value in (("thresholds", thresholds), ("labels", labels),
                        ("n_classes", n_classes)):
         if value is not None:
             kwargs[key] = value
-    return make_scorer(qwk_score, greater_is_better=True, response_method=response_method,
+    score = _qwk_of_probabilities if response_method == "predict_proba" else qwk_score
+    return make_scorer(score, greater_is_better=True, response_method=response_method,
                        **kwargs)
+
+
+def _qwk_of_probabilities(y_true, y_pred, *, labels=None, n_classes=None, **kwargs) -> float:
+    """:func:`qwk_score` of a classifier's ``predict_proba`` as a scikit-learn scorer
+    passes it: columns in the order of the sorted classes (``classes_``), a binary
+    classifier's as the second column alone."""
+    pred = _as_array(y_pred).astype(np.float64, copy=False)
+    if pred.ndim == 1:  # the positive class's probability
+        pred = np.column_stack([1.0 - pred, pred])
+    declared = (_as_array(labels) if labels is not None else
+                np.arange(n_classes) if n_classes is not None else np.unique(_as_array(y_true)))
+    if pred.ndim != 2 or pred.shape[1] != len(declared):
+        raise ValueError(
+            f"the classifier's probabilities have {pred.shape[-1]} columns but there are "
+            f"{len(declared)} classes; with response_method='predict_proba' every class "
+            "must be among the classes of each training fold (or score "
+            "response_method='predict').")
+    # column j is the j-th class in sorted order (as classes_ is): the declared
+    # classes, in scale order, pick their columns
+    order = np.argsort(np.argsort(declared, kind="stable"), kind="stable")
+    return qwk_score(y_true, pred[:, order], labels=declared, **kwargs)
 
 
 _EVAL_OPTIONS_DOC = """Parameters
@@ -249,8 +279,51 @@ _EVAL_OPTIONS_DOC = """Parameters
 def _options(thresholds, labels, n_classes, weights) -> dict:
     if labels is not None and n_classes is not None:
         raise ValueError("pass either `labels` or `n_classes`, not both.")
-    return {"thresholds": None if thresholds is None else np.asarray(thresholds, float),
-            "labels": labels, "n_classes": n_classes, "weights": weights}
+    from ._threshold_cuts import fitted_labels
+
+    if thresholds is not None and fitted_labels(thresholds) is None:
+        thresholds = np.asarray(thresholds, float)  # fitted cuts keep the classes they name
+    return {"thresholds": thresholds, "labels": labels, "n_classes": n_classes,
+            "weights": weights}
+
+
+class _Metric:
+    """A picklable eval metric (a fitted model that holds one can be saved):
+    :func:`qwk_score` with fixed options, under ``__name__``.  Each subclass's
+    ``__call__`` has the signature its library inspects."""
+
+    def __init__(self, name: str, opts: dict, loss: bool = False) -> None:
+        self.__name__ = name
+        self.opts = opts
+        self.loss = loss
+
+    def score(self, y_true, y_pred, weight) -> float:
+        value = qwk_score(y_true, y_pred, sample_weight=_weights_or_none(weight), **self.opts)
+        return 1.0 - value if self.loss else value
+
+    def __repr__(self) -> str:
+        return f"<fastkappa eval metric {self.__name__!r}>"
+
+
+class _LightGBMMetric(_Metric):
+    def __call__(self, preds, eval_data):
+        return self.__name__, self.score(eval_data.get_label(), preds,
+                                         eval_data.get_weight()), True
+
+
+class _LightGBMSklearnMetric(_Metric):
+    def __call__(self, y_true, y_pred, weight):
+        return self.__name__, self.score(y_true, y_pred, weight), True
+
+
+class _XGBoostMetric(_Metric):
+    def __call__(self, predt, dtrain):
+        return self.__name__, self.score(dtrain.get_label(), predt, dtrain.get_weight())
+
+
+class _XGBoostSklearnMetric(_Metric):
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        return self.score(y_true, y_pred, sample_weight)
 
 
 def _weights_or_none(w) -> np.ndarray | None:
@@ -290,15 +363,7 @@ def lightgbm_eval_metric(
     >>> feval(np.array([0.1, 0.9, 2.2, 1.6]), Data())
     ('qwk', 1.0, True)
     """
-    opts = _options(thresholds, labels, n_classes, weights)
-
-    def feval(preds, eval_data):
-        value = qwk_score(eval_data.get_label(), preds,
-                          sample_weight=_weights_or_none(eval_data.get_weight()), **opts)
-        return name, value, True
-
-    feval.__name__ = name
-    return feval
+    return _LightGBMMetric(name, _options(thresholds, labels, n_classes, weights))
 
 
 def lightgbm_sklearn_eval_metric(
@@ -324,14 +389,7 @@ def lightgbm_sklearn_eval_metric(
     >>> metric([0, 1, 2], [0.2, 0.8, 2.4], None)
     ('qwk', 1.0, True)
     """
-    opts = _options(thresholds, labels, n_classes, weights)
-
-    def metric(y_true, y_pred, weight):
-        value = qwk_score(y_true, y_pred, sample_weight=_weights_or_none(weight), **opts)
-        return name, value, True
-
-    metric.__name__ = name
-    return metric
+    return _LightGBMSklearnMetric(name, _options(thresholds, labels, n_classes, weights))
 
 
 def xgboost_eval_metric(
@@ -364,15 +422,7 @@ def xgboost_eval_metric(
     >>> metric(np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.3, 0.6]]), DMatrix())
     ('qwk', 1.0)
     """
-    opts = _options(thresholds, labels, n_classes, weights)
-
-    def custom_metric(predt, dtrain):
-        value = qwk_score(dtrain.get_label(), predt,
-                          sample_weight=_weights_or_none(dtrain.get_weight()), **opts)
-        return name, value
-
-    custom_metric.__name__ = name
-    return custom_metric
+    return _XGBoostMetric(name, _options(thresholds, labels, n_classes, weights))
 
 
 def xgboost_sklearn_eval_metric(
@@ -402,15 +452,8 @@ def xgboost_sklearn_eval_metric(
     >>> metric.__name__, metric([0, 1, 2], [0.1, 1.2, 1.9])
     ('qwk_loss', 0.0)
     """
-    opts = _options(thresholds, labels, n_classes, weights)
-
-    def metric(y_true, y_pred, sample_weight=None):
-        value = qwk_score(y_true, y_pred, sample_weight=_weights_or_none(sample_weight),
-                          **opts)
-        return 1.0 - value if loss else value
-
-    metric.__name__ = name if name is not None else ("qwk_loss" if loss else "qwk")
-    return metric
+    name = name if name is not None else ("qwk_loss" if loss else "qwk")
+    return _XGBoostSklearnMetric(name, _options(thresholds, labels, n_classes, weights), loss)
 
 
 # --------------------------------------------------------------------------- objectives
@@ -431,8 +474,8 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
 
     The exact diagonal of the Hessian is ``2 w_i (2 C / D) / (W D) - 2 (dD/ds_i)
     (dL/ds_i) / D``: it is negative wherever the predictions do not yet
-    correlate with the targets. The returned Hessian is ``2 w_i / (W D)``,
-    the curvature of ``M / D`` with the denominator held fixed: always
+    correlate with the targets. The returned Hessian is ``n * 2 w_i / (W D)``
+    (``n`` as below), the curvature of ``M / D`` with the denominator held fixed: always
     positive, equal to the leading exact term when ``continuous_qwk = 1`` and
     above it otherwise (so Newton steps are never too long), dropping the
     cross term, which is O(1/n) smaller. Both are multiplied by ``n`` so that
@@ -453,7 +496,7 @@ def continuous_qwk_gradient(y_true: ArrayLike, y_pred: ArrayLike,
     gradient : ndarray of shape (n,)
         Exact gradient of ``n * (1 - continuous_qwk)`` per prediction.
     hessian : ndarray of shape (n,)
-        Positive curvature ``2 w_i / (W D)`` (see the module notes).
+        Positive curvature ``n * 2 w_i / (W D)`` (see the notes above).
 
     References
     ----------
@@ -523,6 +566,16 @@ def _objective_call(first, second, weight) -> tuple[np.ndarray, np.ndarray]:
     return continuous_qwk_gradient(first, second, weight)
 
 
+def _lightgbm_qwk_objective(y_true_or_preds, y_pred_or_data, weight=None):
+    """:func:`lightgbm_qwk_objective`'s objective (module level: it pickles)."""
+    return _objective_call(y_true_or_preds, y_pred_or_data, weight)
+
+
+def _xgboost_qwk_objective(y_true_or_preds, y_pred_or_data, *, sample_weight=None):
+    """:func:`xgboost_qwk_objective`'s objective (module level: it pickles)."""
+    return _objective_call(y_true_or_preds, y_pred_or_data, sample_weight)
+
+
 def lightgbm_qwk_objective() -> Callable:
     """LightGBM custom objective: ``1 - continuous_qwk`` of a regression output.
 
@@ -558,10 +611,7 @@ def lightgbm_qwk_objective() -> Callable:
     True
     """
 
-    def qwk_objective(y_true_or_preds, y_pred_or_data, weight=None):
-        return _objective_call(y_true_or_preds, y_pred_or_data, weight)
-
-    return qwk_objective
+    return _lightgbm_qwk_objective
 
 
 def xgboost_qwk_objective() -> Callable:
@@ -592,10 +642,7 @@ def xgboost_qwk_objective() -> Callable:
     array([ 0.85714286,  0.28571429, -0.28571429, -0.85714286])
     """
 
-    def qwk_objective(y_true_or_preds, y_pred_or_data, *, sample_weight=None):
-        return _objective_call(y_true_or_preds, y_pred_or_data, sample_weight)
-
-    return qwk_objective
+    return _xgboost_qwk_objective
 
 
 for _f in (lightgbm_eval_metric, lightgbm_sklearn_eval_metric, xgboost_eval_metric,

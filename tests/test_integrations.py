@@ -386,3 +386,103 @@ def test_qwk_score_reads_fitted_cuts_labels_and_refuses_other_lengths():
     # integer labels of another length are not class-major scores
     with pytest.raises(ValueError, match="same length"):
         qwk_score([0, 1], [0, 1, 1, 0])
+
+
+# --------------------------------------------------------------------------- seventh review
+
+
+def test_predict_proba_scorer_reads_columns_in_classes_order():
+    # binary classifiers give scikit-learn's scorer the positive class's column alone
+    # (it was rounded as a score: every row class 1, QWK 0), and a classifier's columns
+    # follow its sorted classes_, not the scale order of `labels` (QWK -0.45)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from fastkappa.integrations import make_qwk_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    cv = KFold(3, shuffle=True, random_state=0)
+    oracle = make_scorer(cohen_kappa_score, weights="quadratic")
+    binary = np.where(X[:, 0] > 0, 2, 1)
+    grades = np.array(["low", "mid", "high"])[np.digitize(X[:, 0], [-0.5, 0.5])]
+    for y, labels in ((binary, [1, 2]), (grades, ["low", "mid", "high"])):
+        got = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=make_qwk_scorer(
+            labels=labels, response_method="predict_proba"))
+        by_label = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=make_qwk_scorer(
+            labels=labels, response_method="predict"))
+        np.testing.assert_allclose(got, by_label, atol=1e-12)
+        assert got.min() > 0.9
+    np.testing.assert_allclose(
+        cross_val_score(LogisticRegression(), X, binary, cv=cv, scoring=make_qwk_scorer(
+            labels=[1, 2], response_method="predict_proba")),
+        cross_val_score(LogisticRegression(), X, binary, cv=cv, scoring=oracle), atol=1e-12)
+
+
+def test_eval_metrics_keep_the_classes_fitted_cut_points_name():
+    # the metric factories turned fitted Thresholds into a plain array, and an eval
+    # set without the top grade then had one class too few
+    rng = np.random.default_rng(0)
+    y = rng.integers(1, 6, 500)
+    s = y + rng.normal(0, 0.7, 500)
+    cuts = fk.optimize_thresholds(y, s)
+    m = y < 5
+    want = qwk_score(y[m], s[m], thresholds=cuts)
+    assert want == pytest.approx(cohen_kappa_score(
+        y[m], fk.apply_thresholds(s[m], cuts), labels=[1, 2, 3, 4, 5], weights="quadratic"))
+    from fastkappa.integrations import lightgbm_sklearn_eval_metric, xgboost_sklearn_eval_metric
+
+    assert lightgbm_sklearn_eval_metric(thresholds=cuts)(y[m], s[m], None)[1] == want
+    assert xgboost_sklearn_eval_metric(thresholds=cuts)(y[m], s[m]) == want
+
+
+@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")
+def test_fitted_models_with_fastkappa_objectives_and_metrics_pickle():
+    # the objectives and metrics were closures, which pickle cannot save: a fitted
+    # scikit-learn-API model that held one could not be saved (joblib.dump)
+    import pickle
+
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    from fastkappa.integrations import (
+        lightgbm_eval_metric,
+        lightgbm_qwk_objective,
+        lightgbm_sklearn_eval_metric,
+        xgboost_eval_metric,
+        xgboost_qwk_objective,
+        xgboost_sklearn_eval_metric,
+    )
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.clip(np.round(X @ [1.0, 0.5, 0.0] + 2), 0, 4)
+    models = [
+        lgb.LGBMRegressor(objective=lightgbm_qwk_objective(), n_estimators=5, verbose=-1).fit(
+            X, y, eval_set=[(X, y)], eval_metric=lightgbm_sklearn_eval_metric(n_classes=5)),
+        xgb.XGBRegressor(objective=xgboost_qwk_objective(), n_estimators=5,
+                         eval_metric=xgboost_sklearn_eval_metric(n_classes=5)).fit(
+            X, y, eval_set=[(X, y)], verbose=False),
+    ]
+    for model in models:
+        again = pickle.loads(pickle.dumps(model))
+        np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    for metric in (lightgbm_eval_metric(name="k"), xgboost_eval_metric(name="k")):
+        assert pickle.loads(pickle.dumps(metric)).__name__ == "k"
+
+
+@pytest.mark.parametrize("n_classes", [2.7, "5", True, 0, -1])
+def test_n_classes_is_checked_for_scores_as_for_labels(n_classes):
+    # float predictions read n_classes through int(): 2.7 was 2 classes, "5" five
+    with pytest.raises(ValueError, match="`n_classes` must be a positive integer"):
+        qwk_score([0, 1, 1, 0], [0.2, 0.9, 1.7, 0.4], n_classes=n_classes)
+
+
+def test_make_qwk_scorer_checks_its_options_when_built():
+    # accepted, then every fold scored nan (cross_val_score's error_score)
+    from fastkappa.integrations import make_qwk_scorer
+
+    with pytest.raises(ValueError, match="either `labels` or `n_classes`"):
+        make_qwk_scorer(labels=[0, 1, 2, 3], n_classes=4)
+    with pytest.raises(ValueError, match="`n_classes` must be a positive integer"):
+        make_qwk_scorer(n_classes=2.5)
