@@ -69,6 +69,10 @@ def _declared_classes(y_true, labels, n_classes) -> np.ndarray:
     if n_classes is not None:  # checked as everywhere (2.7, "5" and True are errors)
         return np.arange(_weights._check_n_classes(n_classes))
     y = _as_array(y_true)
+    if y.dtype.kind == "f" and np.isnan(y).any():  # not "`labels` must not contain NaN"
+        raise ValueError(
+            f"`y_true` holds NaN in {rows_text(np.isnan(y).sum())}; score the rows with a "
+            "true class (drop the others first).")
     if y.dtype == object:
         return np.asarray(sorted(set(y.tolist())), dtype=object)
     return np.unique(y)

@@ -486,3 +486,9 @@ def test_make_qwk_scorer_checks_its_options_when_built():
         make_qwk_scorer(labels=[0, 1, 2, 3], n_classes=4)
     with pytest.raises(ValueError, match="`n_classes` must be a positive integer"):
         make_qwk_scorer(n_classes=2.5)
+
+
+def test_nan_in_y_true_is_named_as_such():
+    # it said "`labels` must not contain NaN", of an argument that was not passed
+    with pytest.raises(ValueError, match=r"`y_true` holds NaN in 1 row"):
+        qwk_score([0, 1, np.nan, 2], [0.1, 1.0, 2.0, 2.0])
