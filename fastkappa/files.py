@@ -378,10 +378,11 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
 # --------------------------------------------------------------------------- reading
 
 def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str,
-                  fmt: str = "csv"):
+                  fmt: str = "csv", label_cols=()):
     """Keep-mask of the rows without missing values (None: all kept); with
     ``nan_policy='raise'`` the first missing value in file order is an error
-    (worded for the file's format: tokens in text, nulls in Parquet/Arrow)."""
+    (worded for the file's format: tokens in text, nulls in Parquet/Arrow; a
+    label column's names what ``labels=`` does with a token)."""
     any_missing = None
     first = None  # (row, column)
     for name, m in masks.items():
@@ -397,11 +398,12 @@ def _missing_rows(masks: dict[str, np.ndarray | None], row0: int, policy: str,
             raise DataError(
                 f"row {row0 + i}: column {name!r} is missing (a null or NaN); pass "
                 "nan_policy='omit' to skip rows with a missing value.")
+        declare = (" (a class named like a token, such as None, is a class once "
+                   "`labels=` declares it)" if name in label_cols else "")
         raise DataError(
             f"row {row0 + i}: column {name!r} is missing (empty, or a missing-value "
             "token such as NA, NaN, None, null, - or ?); pass nan_policy='omit' to skip "
-            "rows with a missing value (a class named like a token, such as None, is a "
-            "class once `labels=` declares it).")
+            f"rows with a missing value{declare}.")
     return None if any_missing is None else ~any_missing
 
 
@@ -453,7 +455,7 @@ def _read_columns(src, label_cols: list[str], score_cols: list[str] = (),
                 values[c], masks[c] = conv[c].convert(cols[c], row0)
         n = _length(values[needed[0]])
         n_read += n
-        keep = _missing_rows(masks, row0, nan_policy, src.fmt)
+        keep = _missing_rows(masks, row0, nan_policy, src.fmt, label_cols)
         index = None
         if keep is not None:
             index = np.flatnonzero(keep)
@@ -605,7 +607,7 @@ def _score_batch(spec: _Spec, row0, cols, count, conv, state, cells, declared, n
             values[c], masks[c] = conv[c].convert(cols[c], row0)
     n_read = _length(values[spec.true])
     keep = _missing_rows(masks, row0, spec.nan_policy,
-                         next((c.fmt for c in conv.values()), "csv"))
+                         next((c.fmt for c in conv.values()), "csv"), (spec.true, spec.pred))
     index = None
     if keep is not None:
         index = np.flatnonzero(keep)

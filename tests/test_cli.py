@@ -1384,3 +1384,14 @@ def test_label_lists_split_csv_style(text, want):
     from fastkappa.cli.parser import _split_labels
 
     assert _split_labels(text) == want
+
+
+def test_a_missing_group_id_is_not_told_about_declaring_classes(tmp_path, capsys):
+    # --labels declares classes of the label columns only: the hint is for them
+    path = tmp_path / "g.csv"
+    path.write_text("t,p,g\n0,0,a\n1,1,NA\n0,1,b\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--by", "g"], capsys)
+    assert code == 1 and "row 2: column 'g' is missing" in err and "--labels" not in err
+    path.write_text("t,p,g\n0,0,a\n1,NA,c\n0,1,b\n")
+    code, _, err = run(["score", str(path), "--true", "t", "--pred", "p", "--by", "g"], capsys)
+    assert code == 1 and "is a class once --labels declares it" in err
