@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ._core.units import DEFAULT_POOL_SIZE
+
 # --------------------------------------------------------------------------- numbers
 
 
@@ -146,7 +148,7 @@ def seed_to_json(seed) -> Any:
         return seed
     if isinstance(seed, np.random.SeedSequence):
         out = {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
-        if seed.pool_size != np.random.SeedSequence(0).pool_size:
+        if seed.pool_size != DEFAULT_POOL_SIZE:
             out["pool_size"] = seed.pool_size
         return out
     return seed

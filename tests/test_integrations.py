@@ -420,23 +420,6 @@ def test_predict_proba_scorer_reads_columns_in_classes_order():
         cross_val_score(LogisticRegression(), X, binary, cv=cv, scoring=oracle), atol=1e-12)
 
 
-def test_eval_metrics_keep_the_classes_fitted_cut_points_name():
-    # the metric factories turned fitted Thresholds into a plain array, and an eval
-    # set without the top grade then had one class too few
-    rng = np.random.default_rng(0)
-    y = rng.integers(1, 6, 500)
-    s = y + rng.normal(0, 0.7, 500)
-    cuts = fk.optimize_thresholds(y, s)
-    m = y < 5
-    want = qwk_score(y[m], s[m], thresholds=cuts)
-    assert want == pytest.approx(cohen_kappa_score(
-        y[m], fk.apply_thresholds(s[m], cuts), labels=[1, 2, 3, 4, 5], weights="quadratic"))
-    from fastkappa.integrations import lightgbm_sklearn_eval_metric, xgboost_sklearn_eval_metric
-
-    assert lightgbm_sklearn_eval_metric(thresholds=cuts)(y[m], s[m], None)[1] == want
-    assert xgboost_sklearn_eval_metric(thresholds=cuts)(y[m], s[m]) == want
-
-
 @pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")
 def test_fitted_models_with_fastkappa_objectives_and_metrics_pickle():
     # the objectives and metrics were closures, which pickle cannot save: a fitted

@@ -155,6 +155,17 @@ def test_fitted_cuts_declare_their_classes_where_thresholds_are_taken():
     assert fk.cohen_kappa(y[sub], s[sub], thresholds=cuts) == want
     assert fk.kappa_ci(y[sub], s[sub], thresholds=cuts, method="asymptotic").estimate == want
     assert fk.CohenKappa().update(y[sub], s[sub], thresholds=cuts).compute() == want
+    # the boosting eval metrics too (their factories turned the cuts into a plain array)
+    from fastkappa.integrations import (
+        lightgbm_sklearn_eval_metric,
+        qwk_score,
+        xgboost_sklearn_eval_metric,
+    )
+
+    assert qwk_score(y[sub], s[sub], thresholds=cuts, weights=None) == want
+    assert lightgbm_sklearn_eval_metric(thresholds=cuts, weights=None)(
+        y[sub], s[sub], None)[1] == want
+    assert xgboost_sklearn_eval_metric(thresholds=cuts, weights=None)(y[sub], s[sub]) == want
     # plain cut points still number the classes from y_true, and say so when they cannot
     with pytest.raises(ValueError, match="declare the classes"):
         fk.cohen_kappa(y[sub], s[sub], thresholds=np.asarray(cuts))

@@ -90,7 +90,7 @@ def resolve_seed(seed) -> np.random.SeedSequence:
         return np.random.SeedSequence(
             int(entropy) if _is_seed_int(entropy) else [int(v) for v in entropy],
             spawn_key=[int(v) for v in seed.get("spawn_key", ())],
-            pool_size=int(seed.get("pool_size", _DEFAULT_POOL_SIZE)))
+            pool_size=int(seed.get("pool_size", DEFAULT_POOL_SIZE)))
     shown = repr(seed)
     raise ValueError(
         "`seed` must be None, a non-negative int, a numpy.random.SeedSequence or a "
@@ -109,7 +109,7 @@ def _is_seed_record(d: dict) -> bool:
     if not set(d) <= {"entropy", "spawn_key", "pool_size"} or "entropy" not in d:
         return False
     entropy, key = d["entropy"], d.get("spawn_key", [])
-    pool = d.get("pool_size", 4)
+    pool = d.get("pool_size", DEFAULT_POOL_SIZE)
     return ((_is_seed_int(entropy) or _is_seed_ints(entropy))
             and isinstance(key, (list, tuple)) and all(_is_seed_int(v) for v in key)
             and _is_seed_int(pool) and pool >= 4)
@@ -124,13 +124,14 @@ def seed_record(seq: np.random.SeedSequence):
     Python int, or a list of them) of a root sequence with numpy's pool size,
     else the sequence itself (spawned, or another pool size)."""
     entropy = _python_ints(seq.entropy)
-    if seq.spawn_key or seq.pool_size != _DEFAULT_POOL_SIZE:
+    if seq.spawn_key or seq.pool_size != DEFAULT_POOL_SIZE:
         return np.random.SeedSequence(entropy, spawn_key=_python_ints(seq.spawn_key),
                                       pool_size=seq.pool_size)
     return entropy
 
 
-_DEFAULT_POOL_SIZE = np.random.SeedSequence(0).pool_size
+#: numpy's pool size of a SeedSequence (recorded only when another one is used)
+DEFAULT_POOL_SIZE = np.random.SeedSequence(0).pool_size
 
 
 def _python_ints(v):
