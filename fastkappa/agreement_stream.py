@@ -405,6 +405,11 @@ class AgreementAccumulator:
         """Ratings stored (missing labels are not counted)."""
         return self._n_ratings
 
+    def __copy__(self) -> AgreementAccumulator:
+        # a shallow copy would share the table and the id maps, and the next
+        # update of either would change both
+        return copy.deepcopy(self)
+
     def __getstate__(self) -> dict:
         # the table keeps room for ids to come (zeroed pages cost nothing in memory
         # but would in a pickle or a copy): store the rated part only

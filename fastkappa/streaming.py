@@ -561,6 +561,11 @@ class CohenKappa:
         pos = _positions(classes, self._labels)
         self._confusion[np.ix_(pos, pos)] += matrix
 
+    def __copy__(self) -> CohenKappa:
+        # a shallow copy would share the confusion matrix, and the next update
+        # of either would count in both
+        return copy.deepcopy(self)
+
     def __add__(self, other: CohenKappa) -> CohenKappa:
         if not isinstance(other, CohenKappa):
             return NotImplemented

@@ -39,6 +39,20 @@ def assert_same(a, b):
         assert ra.standard_error == pytest.approx(rb.standard_error, abs=1e-13), ra.coefficient
 
 
+def test_shallow_copy_is_independent(rng):
+    # copy.copy shared the table and the id maps: the copy's new item showed up
+    # in the original as an item without a rating
+    _x, item, rater, label = long_data(rng)
+    a = fk.AgreementAccumulator()
+    a.update(item, rater, label)
+    b = copy.copy(a)
+    b.update(["new", "new"], ["A", "B"], [1, 1])
+    b.update(["new2"], ["Z"], [2])
+    assert (a.n_items, a.n_raters, a.n_ratings) == (120, 5, len(item))
+    assert (b.n_items, b.n_raters, b.n_ratings) == (122, 6, len(item) + 3)
+    assert_same(a.compute(), fk.agreement(item=item, rater=rater, label=label))
+
+
 @pytest.mark.parametrize("declared", [False, True])
 def test_chunks_merge_and_pickle_equal_one_shot(rng, declared):
     _x, item, rater, label = long_data(rng)

@@ -331,6 +331,17 @@ def test_cohen_kappa_pickle_round_trip(rng):
     assert copy.deepcopy(s).labels.tolist() == ["x", "y"]
 
 
+def test_cohen_kappa_shallow_copy_is_independent():
+    # copy.copy shared the matrix: updating the copy counted in the original too
+    a = CohenKappa().update([0, 1, 1], [0, 1, 0])
+    b = copy.copy(a).update([1], [1])
+    assert a.n_rows == 3 and a.confusion.sum() == 3
+    assert b.n_rows == 4 and b.confusion.tolist() == [[1, 0], [1, 2]]
+    d = CohenKappa(n_classes=3).update([0], [0])
+    copy.copy(d).update([2], [2])
+    assert d.confusion.tolist() == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]
+
+
 def test_cohen_kappa_ci_from_confusion(rng):
     t = rng.integers(0, 4, 2000)
     p = np.clip(t + rng.integers(-1, 2, 2000), 0, 3)
