@@ -222,6 +222,21 @@ def missing_marker(missing):
     return missing
 
 
+def check_missing_undeclared(missing, declared) -> None:
+    """A ``missing`` marker that is also a declared class is a contradiction:
+    the class could never be counted (its ratings would all be dropped)."""
+    if missing is None or declared is None:
+        return
+    hit = [v for v in np.asarray(declared).tolist()
+           if type(v) is not bool and v == missing and isinstance(v, str) == isinstance(
+               missing, str)]
+    if hit:
+        raise ValueError(
+            f"`missing={missing!r}` is also one of the declared classes (`labels=` or "
+            "`n_classes=`), so that class could never be counted; mark missing ratings "
+            "with a value outside the scale, or with NaN/None.")
+
+
 def check_missing_kind(missing, kind: str | None) -> None:
     """A ``missing`` marker of the other kind than the ratings is an error (its
     cells would count as a class)."""
@@ -406,6 +421,8 @@ def encode_ratings(ratings=None, *, item=None, rater=None, label=None, counts=No
             "pass exactly one form of data: wide `ratings` (items x raters), long format "
             "`item=`, `rater=` and `label=`, or `counts=` (items x classes).")
     missing = missing_marker(missing)
+    if counts is None:
+        check_missing_undeclared(missing, _check_labels(labels, n_classes)[0])
     if counts is not None:
         return _from_counts(counts, labels, n_classes, weighted)
     if any(long_given):

@@ -154,7 +154,8 @@ _KEYWORDS_DOC = """    ratings : array_like of shape (n_items, n_raters), option
         Classes are ``0..n_classes-1``.
     missing : scalar, optional
         A label value that marks a missing rating (e.g. -1 or ""), of the
-        ratings' kind: a number on string ratings is a ``ValueError``."""
+        ratings' kind: a number on string ratings is a ``ValueError``, and so
+        is a marker among the declared classes (``labels``, ``n_classes``)."""
 
 _UNDEFINED_DOC = """    replace_undefined_by : float, default nan
         Returned, with an :class:`~fastkappa.UndefinedKappaWarning`, when the

@@ -29,6 +29,7 @@ from ._raters_input import (
     _slots,
     by_patterns,
     check_missing_kind,
+    check_missing_undeclared,
     check_order,
     first_repeat,
     missing_marker,
@@ -338,7 +339,8 @@ class AgreementAccumulator:
     n_classes : int, optional
         Classes are ``0..n_classes-1``.
     missing : scalar, optional
-        A label value that marks a missing rating.
+        A label value that marks a missing rating; not one of the declared
+        classes (that is a ``ValueError``).
 
     Notes
     -----
@@ -376,6 +378,7 @@ class AgreementAccumulator:
         self._declared = declared
         self._kind = kind
         self._missing = missing_marker(missing)
+        check_missing_undeclared(self._missing, declared)
         self.reset()
 
     # ----------------------------------------------------------------- state

@@ -290,6 +290,25 @@ def test_a_missing_marker_of_the_other_kind_is_an_error(rng):
         want, abs=1e-14)
 
 
+def test_a_missing_marker_that_is_a_declared_class_is_an_error(rng):
+    # the declared class could never be counted: its ratings were dropped as missing
+    x = np.array([[1, 1, 0], [2, 2, 2], [0, 1, 1], [2, 1, 2]])
+    clash = r"`missing=0` is also one of the declared classes"
+    for kw in (dict(labels=[0, 1, 2]), dict(n_classes=3), dict(labels=[0.0, 1.0, 2.0])):
+        with pytest.raises(ValueError, match=clash):
+            fk.agreement(x, missing=0, **kw)
+        with pytest.raises(ValueError, match=clash):
+            fk.fleiss_kappa(item=[0, 0], rater=[0, 1], label=[1, 0], missing=0.0, **kw)
+        with pytest.raises(ValueError, match=clash):
+            fk.AgreementAccumulator(missing=0, **kw)
+    with pytest.raises(ValueError, match="`missing=''` is also one"):
+        fk.gwet_ac(x.astype(str), missing="", labels=["", "1", "2"])
+    # outside the scale, or of the other kind, it is no class
+    assert fk.fleiss_kappa(x, missing=-1, n_classes=3) == pytest.approx(fk.fleiss_kappa(x))
+    assert fk.fleiss_kappa(np.where(x == 0, -1, x), missing=-1, labels=[1, 2]) == (
+        pytest.approx(fk.fleiss_kappa(np.where(x == 0, np.nan, x))))
+
+
 def test_missing_nan_or_na_means_missing_values_as_none_does():
     s = pd.DataFrame({"a": ["x", "y", None, "x"], "b": ["x", np.nan, "y", "y"],
                       "c": ["y", "y", "x", None]})
@@ -477,7 +496,8 @@ def test_grouping_by_rating_row_equals_general_path(seed, k, n_raters, n, p_miss
             return
         kw["n_classes"] = k
     elif declare == "wider":
-        kw["labels"] = list(range(first - 2, first + k + 1))
+        # unused classes above the data's (the missing marker, first - 1, is no class)
+        kw["labels"] = list(range(first, first + k + 2))
     arr = np.asarray(x, dtype=dtype, order=order)
     if not np.any(~gone):
         with pytest.raises(ValueError):
