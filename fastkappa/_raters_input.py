@@ -34,7 +34,7 @@ from ._core.encode import (
     side_for as _side_for,
 )
 from ._core.encoding import float_codes as _float_codes
-from ._core.options import check_marker_kind
+from ._core.options import check_marker_kind, check_marker_undeclared
 from ._core.stand_ins import ColdStandIn
 
 
@@ -223,18 +223,12 @@ def missing_marker(missing):
 
 
 def check_missing_undeclared(missing, declared) -> None:
-    """A ``missing`` marker that is also a declared class is a contradiction:
-    the class could never be counted (its ratings would all be dropped)."""
-    if missing is None or declared is None:
-        return
-    hit = [v for v in np.asarray(declared).tolist()
-           if type(v) is not bool and v == missing and isinstance(v, str) == isinstance(
-               missing, str)]
-    if hit:
-        raise ValueError(
-            f"`missing={missing!r}` is also one of the declared classes (`labels=` or "
-            "`n_classes=`), so that class could never be counted; mark missing ratings "
-            "with a value outside the scale, or with NaN/None.")
+    """A ``missing`` marker among the declared classes: that class could never
+    be counted."""
+    check_marker_undeclared(
+        "missing", missing, declared,
+        "that class could never be counted (its ratings would all be dropped as "
+        "missing); mark missing ratings with a value outside the scale, or with NaN/None.")
 
 
 def check_missing_kind(missing, kind: str | None) -> None:

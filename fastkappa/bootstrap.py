@@ -153,7 +153,8 @@ def kappa_ci(
         nothing), so its presence changes a bootstrap interval slightly
         where dropping it would not; drop such rows first to leave them out.
     ignore_index : scalar, optional
-        Rows where either side equals this value are dropped.
+        Rows where either side equals this value are dropped; not one of
+        the declared classes (a ``ValueError``).
     nan_policy : {'raise', 'omit'}, default 'raise'
         What to do with rows holding NaN/None on either side.
     thresholds : array_like, optional

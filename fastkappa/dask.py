@@ -58,12 +58,13 @@ except ImportError as _err:  # pragma: no cover - exercised only without dask
 
 from ._core import weights as _weights
 from ._core.columns import as_column
-from ._core.encode import _prediction_indices
+from ._core.encode import _prediction_indices, check_labels
 from ._core.encoding import NoClassLeftError, NoRowsLeftError
 from ._core.intervals import _kappa_ci_iv
 from ._core.options import (
     check_frequency_weight,
     check_ignore_index,
+    check_ignore_undeclared,
     check_nan_policy,
     check_one_row_weight,
     check_replace_undefined_by,
@@ -207,11 +208,12 @@ def _partition_accumulator(part, spec, inputs):
     return acc
 
 
-def _inputs(ignore_index, nan_policy, thresholds) -> dict:
+def _inputs(ignore_index, nan_policy, thresholds, labels, n_classes) -> dict:
     """The per-row input keywords, checked on the client before any task runs."""
     check_nan_policy(nan_policy)
-    return {"ignore_index": check_ignore_index(ignore_index), "nan_policy": nan_policy,
-            "thresholds": thresholds}
+    ignore_index = check_ignore_index(ignore_index)
+    check_ignore_undeclared(ignore_index, check_labels(labels, n_classes)[0])
+    return {"ignore_index": ignore_index, "nan_policy": nan_policy, "thresholds": thresholds}
 
 
 def _merge_many(*accs):
@@ -289,7 +291,7 @@ def accumulate(y_true, y_pred, *, weights=None, labels=None, n_classes=None,
     0.8333
     """
     spec = _spec(weights, labels, n_classes)
-    inputs = _inputs(ignore_index, nan_policy, thresholds)
+    inputs = _inputs(ignore_index, nan_policy, thresholds, labels, n_classes)
     check_one_row_weight(sample_weight, frequency_weight)
     spec = _spec(weights, _scored_classes(y_true, y_pred, labels, n_classes, thresholds,
                                           inputs["ignore_index"], weights), n_classes)
@@ -576,7 +578,7 @@ def kappa_ci(y_true, y_pred, *, weights=None, method: str = "bca",
     >>> round(fkd.kappa_ci(t, p, method="asymptotic").estimate, 4)
     0.75
     """
-    inputs = _inputs(ignore_index, nan_policy, thresholds)
+    inputs = _inputs(ignore_index, nan_policy, thresholds, labels, n_classes)
     check_one_row_weight(sample_weight, frequency_weight)
     if clusters is None and sample_weight is None:
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)  # checked before any task
@@ -762,7 +764,7 @@ def kappa_by_group(y_true, y_pred, groups, *, weights=None, method: str | None =
         raise ValueError(
             "per-group intervals with `sample_weight` resample the weighted rows; use "
             "fastkappa.kappa_by_group on in-memory data for them.")
-    inputs = _inputs(ignore_index, nan_policy, thresholds)
+    inputs = _inputs(ignore_index, nan_policy, thresholds, labels, n_classes)
     check_one_row_weight(sample_weight, frequency_weight)
     labels = _scored_classes(y_true, y_pred, _declared_scale(y_true, y_pred, labels, n_classes),
                              n_classes, thresholds, inputs["ignore_index"], weights)

@@ -34,6 +34,7 @@ import numpy as np
 
 from ._core.config import MAX_CLASSES
 from ._core.dispatch import use_serial_kernels
+from ._core.options import check_ignore_undeclared
 from ._core.stand_ins import ColdStandIn
 from ._core.weights import is_unweighted as _unweighted
 from ._file_columns import (
@@ -323,6 +324,7 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     src = as_source(source, sep=sep)
     labels, ignore_index = as_file_labels(src, [true, pred], labels, ignore_index)
+    check_ignore_undeclared(ignore_index, _declared(labels, n_classes))
     spec = _Spec(true, pred, by, clusters, nan_policy, progress, weight, weight_kind,
                  ignore_index)
     if labels is None and n_classes is None:

@@ -48,7 +48,10 @@ _INPUT_DOC = """\
         in int64. Not together with ``sample_weight``.
     ignore_index : scalar, optional
         Rows where either side equals this value are dropped. It must be of
-        the labels' kind: a number on string labels is a ``ValueError``.
+        the labels' kind (a number on string labels is a ``ValueError``) and
+        not one of the declared classes (``labels``, ``n_classes``): that
+        is a ``ValueError`` too, since predictions of that class would go
+        uncounted (torchmetrics drops rows on the target side only).
     nan_policy : {'raise', 'omit'}, default 'raise'
         What to do with rows holding NaN/None on either side.
     thresholds : array_like, optional

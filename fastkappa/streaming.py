@@ -332,7 +332,8 @@ class CohenKappa:
             Each row stays one sampled unit: counts of identical rows belong
             in ``frequency_weight``.
         ignore_index : scalar, optional
-            Rows where either side equals this value are dropped.
+            Rows where either side equals this value are dropped; not one of
+            the declared classes (a ``ValueError``).
         nan_policy : {'raise', 'omit'}, default 'raise'
             What to do with rows holding NaN/None on either side.
         thresholds : array_like, optional

@@ -293,7 +293,7 @@ def test_a_missing_marker_of_the_other_kind_is_an_error(rng):
 def test_a_missing_marker_that_is_a_declared_class_is_an_error(rng):
     # the declared class could never be counted: its ratings were dropped as missing
     x = np.array([[1, 1, 0], [2, 2, 2], [0, 1, 1], [2, 1, 2]])
-    clash = r"`missing=0` is also one of the declared classes"
+    clash = r"`missing` is 0, one of the declared classes"
     for kw in (dict(labels=[0, 1, 2]), dict(n_classes=3), dict(labels=[0.0, 1.0, 2.0])):
         with pytest.raises(ValueError, match=clash):
             fk.agreement(x, missing=0, **kw)
@@ -301,7 +301,7 @@ def test_a_missing_marker_that_is_a_declared_class_is_an_error(rng):
             fk.fleiss_kappa(item=[0, 0], rater=[0, 1], label=[1, 0], missing=0.0, **kw)
         with pytest.raises(ValueError, match=clash):
             fk.AgreementAccumulator(missing=0, **kw)
-    with pytest.raises(ValueError, match="`missing=''` is also one"):
+    with pytest.raises(ValueError, match="`missing` is '', one of the declared"):
         fk.gwet_ac(x.astype(str), missing="", labels=["", "1", "2"])
     # outside the scale, or of the other kind, it is no class
     assert fk.fleiss_kappa(x, missing=-1, n_classes=3) == pytest.approx(fk.fleiss_kappa(x))

@@ -89,6 +89,17 @@ def test_score_sample_weight_and_ignore_index(paths, data, capsys, kind, weights
     assert got["ignore_index"] == -1
 
 
+@pytest.mark.parametrize("command", ["score", "compare", "thresholds"])
+def test_ignore_index_among_declared_classes_is_refused(paths, capsys, command):
+    # the rows where either side is 0 were dropped, predictions of 0 uncounted
+    pred = {"score": ["--pred", "model_a"], "compare": ["--pred", "model_a", "model_b"],
+            "thresholds": ["--score", "score"]}[command]
+    code, out, err = run([command, paths["parquet"], "--true", "grade", *pred,
+                          "--n-classes", "4", "--ignore-index", "0"], capsys)
+    assert code != 0 and out == ""
+    assert "--ignore-index is 0, one of the declared classes (--labels or --n-classes)" in err
+
+
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
 def test_score_frequency_weight_equals_expanded_rows(paths, data, capsys, kind):
     got = run_json(["score", paths[kind], "--true", "grade", "--pred", "model_a",

@@ -487,3 +487,13 @@ def test_a_row_count_in_a_partition_error_says_it_is_one_partitions():
     with pytest.raises(ValueError, match="counted in one partition"):
         fkd.kappa_by_group(da.from_array(t, chunks=4), da.from_array(p, chunks=4),
                            da.from_array(np.arange(8) % 2, chunks=4))
+
+
+def test_ignore_index_among_declared_classes_is_refused_before_any_task(data):
+    _frame, ddf = data
+    clash = r"`ignore_index` is 0, one of the declared classes"
+    for call in (fkd.cohen_kappa, fkd.kappa_ci):
+        with pytest.raises(ValueError, match=clash):
+            call(ddf.t, ddf.p, n_classes=5, ignore_index=0)
+    with pytest.raises(ValueError, match=clash):
+        fkd.kappa_by_group(ddf.t, ddf.p, ddf.site, labels=[0, 1, 2, 3, 4], ignore_index=0)

@@ -653,6 +653,42 @@ def test_cohen_kappa_whole_float_ignore_index_on_integer_data():
                  expected)
 
 
+def test_ignore_index_among_the_declared_classes_is_an_error(tmp_path):
+    # rows where either side equals it were dropped: a model predicting the ignored
+    # class on other rows was never penalised (QWK 1.0; torchmetrics, target side
+    # only, 0.22)
+    t = np.array([1, 2, 3, 1, 2, 3, 0, 0] * 5)
+    p = np.array([0, 0, 0, 1, 2, 3, 0, 1] * 5)
+    clash = r"`ignore_index` is 0, one of the declared classes .*target side only"
+    calls = [
+        lambda **kw: fk.cohen_kappa(t, p, weights="quadratic", **kw),
+        lambda **kw: fk.confusion_matrix(t, p, **kw),
+        lambda **kw: fk.kappa_ci(t, p, method="asymptotic", **kw),
+        lambda **kw: fk.kappa_by_group(t, p, np.arange(40) % 2, **kw),
+        lambda **kw: fk.compare(t, {"a": p, "b": p[::-1]}, method="asymptotic", **kw),
+        lambda **kw: fk.optimize_thresholds(t, p + 0.3, **kw),
+        lambda **kw: fk.CohenKappa(**kw.pop("decl")).update(t, p, **kw),
+    ]
+    for call in calls:
+        for decl in (dict(n_classes=4), dict(labels=[0, 1, 2, 3])):
+            kw = {"decl": decl} if call is calls[-1] else decl
+            with pytest.raises(ValueError, match=clash):
+                call(ignore_index=0, **kw)
+    path = tmp_path / "rows.csv"
+    path.write_text("y,p\n" + "\n".join(f"{a},{b}" for a, b in zip(t, p, strict=True)))
+    with pytest.raises(ValueError, match=clash):
+        fk.files.score_file(path, true="y", pred="p", n_classes=4, ignore_index=0)
+    # outside the declared classes it drops rows as before; inferred classes are no
+    # declaration
+    keep = (t != 0) & (p != 0)
+    want = sk_kappa(t[keep], p[keep], weights="quadratic")
+    assert_close(fk.cohen_kappa(t, p, weights="quadratic", ignore_index=0), want)
+    assert_close(fk.cohen_kappa(t, p, weights="quadratic", labels=[1, 2, 3],
+                                ignore_index=0), want)
+    assert_close(fk.files.score_file(path, true="y", pred="p", labels=[1, 2, 3],
+                                     ignore_index=0, weights="quadratic"), want)
+
+
 def test_cohen_kappa_integers_beyond_int64_raise():
     # regression: Python ints past int64 went through float64 (merging 10**20 and
     # 10**20 + 1) or warned on an overflowing cast

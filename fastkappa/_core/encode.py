@@ -27,6 +27,7 @@ from .encoding import (
 from .options import (
     check_frequency_weight,
     check_ignore_index,
+    check_ignore_undeclared,
     check_marker_kind,
     check_nan_policy,
     check_sample_weight,
@@ -363,6 +364,7 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
 
         labels = fitted_labels(thresholds)  # fitted cuts name their classes
     declared, kind = check_labels(labels, n_classes)
+    check_ignore_undeclared(ignore_index, declared)
     for col in (tcol, pcol):
         if isinstance(col, CodesColumn) and col.ordered and declared is None:
             declared, kind = np.asarray(col.categories), col.kind

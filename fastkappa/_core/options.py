@@ -37,6 +37,30 @@ def check_marker_kind(name: str, value, kind: str | None, labels: str, effect: s
                      f"would {effect}; give it as {hint}.")
 
 
+def check_marker_undeclared(name: str, value, declared, consequence: str) -> None:
+    """A label marker (``ignore_index``, ``missing``) that is also one of the
+    declared classes is an error: every row or rating of that class would
+    be dropped while the class stays on the scale."""
+    if value is None or declared is None:
+        return
+    if not any(type(v) is not bool and isinstance(v, str) == isinstance(value, str)
+               and v == value for v in np.asarray(declared).tolist()):
+        return
+    if isinstance(value, np.generic):
+        value = value.item()
+    raise ValueError(f"`{name}` is {value!r}, one of the declared classes (`labels=` or "
+                     f"`n_classes=`), so {consequence}")
+
+
+def check_ignore_undeclared(ignore_index, declared) -> None:
+    """``ignore_index`` among the declared classes (see :func:`check_marker_undeclared`)."""
+    check_marker_undeclared(
+        "ignore_index", ignore_index, declared,
+        "rows where either side equals it would be dropped and predictions of that class "
+        "would go uncounted (torchmetrics drops rows on the target side only). Declare "
+        "the classes without it, or drop the rows whose true label equals it yourself.")
+
+
 def check_replace_undefined_by(value) -> float:
     """``replace_undefined_by`` as a float: a number in [-1, 1] or nan, as in
     scikit-learn's ``cohen_kappa_score`` (a kappa's own range)."""
