@@ -255,7 +255,8 @@ def kappa_ci(
                       sample_weight=sample_weight, frequency_weight=fw,
                       ignore_index=ignore_index,
                       nan_policy=nan_policy, thresholds=thresholds, weights=weights)
-    sw = enc.sample_weight
+    # intervals are scale-free in the weights; their sums of products are not
+    sw = enc.sample_weight = _weights.scale_free(enc.sample_weight)
     uniform = sw is None or float(sw.min()) == float(sw.max())
     if clusters is None and uniform:
         enc.counts()  # validates the data, and the classes are final afterwards

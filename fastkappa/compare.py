@@ -270,7 +270,7 @@ def compare(
                          "ignored for at least one model).")
     t_idx = t_slots[keep_mask] if keep is not None else t_slots
     p_idx = p_slots[:, keep_mask] if keep is not None else p_slots
-    sw = encs[0].sample_weight
+    sw = _weights.scale_free(encs[0].sample_weight)  # intervals are scale-free in it
     if sw is not None and keep is not None:
         sw = sw[keep_mask]
     uniform = sw is None or float(sw.min()) == float(sw.max())

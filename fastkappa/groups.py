@@ -123,7 +123,13 @@ def _compact_lut(lut: np.ndarray, occurs: np.ndarray) -> np.ndarray:
 
 
 def _group_kappas(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's kappa, and its row count (or weight sum)."""
     o = tables.astype(np.float64)
+    n_rows = o.sum(axis=(1, 2))
+    # each table rescaled by an exact power of two (kappa is scale-free): weighted
+    # tables near the float64 limits neither overflow nor underflow in n * r * c
+    top = o.max(axis=(1, 2), initial=0.0)
+    o = np.ldexp(o, np.where(top > 0, -np.frexp(top)[1], 0)[:, None, None])
     n = o.sum(axis=(1, 2))
     r = o.sum(axis=2)
     c = o.sum(axis=1)
@@ -132,7 +138,7 @@ def _group_kappas(tables: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1.0),
                          np.nan)
-    return kappa, n
+    return kappa, n_rows
 
 
 def _count_groups(enc, gv, goff, glut, g: int):

@@ -340,12 +340,9 @@ class EncodedPair:
             sw = self.frequency_weight.astype(np.float64)
         weighted = sw is not None
         if weighted:
-            # kappa does not change when every weight is scaled: bring weights far
-            # from 1 near it by a power of two (exact), so that the row-by-row
-            # products w_ij * weight neither lose digits as subnormals nor overflow
-            top = float(sw.max())
-            if top > 0 and not 2.0**-500 < top < 2.0**500:
-                sw = np.ldexp(sw, -int(np.frexp(top)[1]))
+            # the row-by-row products w_ij * weight neither lose digits as
+            # subnormals nor overflow
+            sw = _weights.scale_free(sw)
         direct = is_plain_range(t.lut) and is_plain_range(p.lut)
         r, c, obs, cats = chunked(
             kernels().kappa_sums, self.n_input, t.values, t.off, t.lut, p.values, p.off,

@@ -330,11 +330,14 @@ def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
 
     Unit ``u`` holds the entries ``unit_ptr[u]:unit_ptr[u + 1]`` of ``cell``
     (sorted) and ``bits`` (the values' bit patterns).  Units are visited in
-    the order of their two hashes; each run of equal hashes is one type,
-    numbered in that order, with its first unit as representative, once every
-    unit of the run is confirmed equal to it entry by entry (in NumPy: no
-    kernel to compile in a fresh process).  A run holding two different
-    tables (a hash collision) goes to the kernel, which splits it.
+    the order of their two hashes; each run of equal hashes is one type, with
+    its first unit as representative, once every unit of the run is
+    confirmed equal to it entry by entry (in NumPy: no kernel to compile in
+    a fresh process).  A run holding two different tables (a hash collision)
+    goes to the kernel, which splits it.  Types are numbered in the order of
+    their first unit, not of their hashes: the hashes hold the values' bits,
+    and a seeded draw over the types must not change when every weight is
+    scaled by one constant.
     """
     n_units = len(unit_ptr) - 1
     h1, h2 = _unit_hashes(unit_ptr, cell, bits)
@@ -354,10 +357,14 @@ def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
         b = np.repeat(unit_ptr[rep], ls) + within
         same = bool(np.array_equal(cell[a], cell[b]) and np.array_equal(bits[a], bits[b]))
     if not same:
-        return _kernels()._assign_types(order, h1, h2, unit_ptr, cell, bits)
-    unit_type = np.empty(n_units, dtype=np.int64)
-    unit_type[order] = run
-    return unit_type, reps.astype(np.int64, copy=False)
+        unit_type, reps = _kernels()._assign_types(order, h1, h2, unit_ptr, cell, bits)
+    else:
+        unit_type = np.empty(n_units, dtype=np.int64)
+        unit_type[order] = run
+    by_first = np.argsort(reps, kind="stable")
+    renumber = np.empty(len(reps), dtype=np.int64)
+    renumber[by_first] = np.arange(len(reps), dtype=np.int64)
+    return renumber[unit_type], np.asarray(reps, dtype=np.int64)[by_first]
 
 
 def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,

@@ -125,6 +125,23 @@ def _check_n_classes(n_classes) -> int:
     return int(n_classes)
 
 
+def scale_free(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    """Row weights far from 1 brought near it by an exact power of two.
+
+    Kappa and its intervals do not change when every weight is multiplied
+    by a constant, but sums of products of weights (variances, resampled
+    tables) overflow near 1e155 or lose every digit near 1e-170.  Weights
+    whose largest is within 2**-100..2**100 are returned as they are (no
+    copy); others as a new array whose largest is in [0.5, 1).
+    """
+    if sample_weight is None or not len(sample_weight):
+        return sample_weight
+    top = float(sample_weight.max())
+    if top > 0 and not 2.0**-100 <= top <= 2.0**100:
+        return np.ldexp(sample_weight, -int(np.frexp(top)[1]))
+    return sample_weight
+
+
 def kappa_terms(confusion: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     """Observed and expected weighted disagreement, both scaled by N.
 
