@@ -689,6 +689,34 @@ def test_ignore_index_among_the_declared_classes_is_an_error(tmp_path):
                                      ignore_index=0, weights="quadratic"), want)
 
 
+def test_decimal_labels_and_ids_keep_their_exact_value():
+    # pyarrow / polars decimal columns (SQL and Parquet exports) went through float64:
+    # 2**60 and 2**60 + 1 became one class, group or cluster
+    pa = pytest.importorskip("pyarrow")
+    from decimal import Decimal
+
+    big = [Decimal(2**60), Decimal(2**60 + 1)]
+    x = pa.array(big, type=pa.decimal128(38, 0))
+    np.testing.assert_array_equal(fk.confusion_matrix(x, x), [[1, 0], [0, 1]])
+    assert fk.cohen_kappa(x, x) == 1.0
+    obj = np.array(big + [Decimal("1E+3")], dtype=object)
+    np.testing.assert_array_equal(fk.confusion_matrix(obj, [2**60, 2**60 + 1, 1000]),
+                                  np.eye(3, dtype=np.int64))
+    groups = pa.array(big * 2, type=pa.decimal128(38, 0))
+    res = fk.kappa_by_group([0, 1, 1, 0], [0, 1, 0, 0], groups)
+    assert res.groups.tolist() == [2**60, 2**60 + 1]
+    ids = pa.array([Decimal(2**60 + i % 40) for i in range(80)], type=pa.decimal128(38, 0))
+    t = np.arange(80) % 3
+    p = (t + (np.arange(80) % 5 == 0)) % 3
+    assert_close(fk.kappa_ci(t, p, clusters=ids, method="asymptotic").standard_error,
+                 fk.kappa_ci(t, p, clusters=np.arange(80) % 40,
+                             method="asymptotic").standard_error)
+    with pytest.raises(ValueError, match="integers beyond the int64 range"):
+        fk.cohen_kappa(np.array([Decimal(2**70), Decimal(1)], dtype=object), [1, 1])
+    with pytest.raises(ValueError, match="non-integral floats"):
+        fk.cohen_kappa(np.array([Decimal("1.5"), Decimal(2)], dtype=object), [1, 2])
+
+
 def test_cohen_kappa_integers_beyond_int64_raise():
     # regression: Python ints past int64 went through float64 (merging 10**20 and
     # 10**20 + 1) or warned on an overflowing cast

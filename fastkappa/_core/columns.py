@@ -9,6 +9,7 @@ Series, pyarrow arrays and anything with ``__array__`` or ``__dlpack__``
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import sys
@@ -131,7 +132,8 @@ def _object_column(values: np.ndarray, name: str) -> Column:
         )
     if n_str:
         return CodesColumn(codes, uniques, kind="str")
-    if any(isinstance(u, numbers.Integral) and not -(2**63) <= u < 2**63 for u in uniques):
+    if any(not -(2**63) <= v < 2**63 for v in map(_whole_decimal, uniques) if v is not None) or (
+            any(isinstance(u, numbers.Integral) and not -(2**63) <= u < 2**63 for u in uniques)):
         # float64 would merge distinct labels (10**20 and 10**20 + 1): refuse
         raise ValueError(
             f"`{name}` holds integers beyond the int64 range; values that large are not "
@@ -147,16 +149,25 @@ def _object_column(values: np.ndarray, name: str) -> Column:
     return FloatColumn(np.where(codes >= 0, nums[np.maximum(codes, 0)], np.nan))
 
 
+def _whole_decimal(u) -> int | None:
+    """A ``decimal.Decimal`` holding a whole number as its exact int (pyarrow's
+    and polars' decimal columns, SQL exports); None for anything else."""
+    if isinstance(u, decimal.Decimal) and u.is_finite() and u == u.to_integral_value():
+        return int(u)
+    return None
+
+
 def _exact_ints(uniques) -> np.ndarray | None:
-    """``uniques`` as exact int64 values when each is an integer (bools included)
-    or a float holding a whole number within the int64 range; else None."""
+    """``uniques`` as exact int64 values when each is an integer (bools included),
+    a float or a Decimal holding a whole number within the int64 range; else
+    None."""
     out = np.empty(len(uniques), dtype=np.int64)
     for i, u in enumerate(uniques):
         if isinstance(u, (numbers.Integral, np.bool_)):
             v = int(u)
         elif isinstance(u, numbers.Real) and math.isfinite(u) and float(u).is_integer():
             v = int(u)
-        else:
+        elif (v := _whole_decimal(u)) is None:
             return None
         if not -(2**63) <= v < 2**63:
             return None
