@@ -699,7 +699,7 @@ def test_decimal_labels_and_ids_keep_their_exact_value():
     x = pa.array(big, type=pa.decimal128(38, 0))
     np.testing.assert_array_equal(fk.confusion_matrix(x, x), [[1, 0], [0, 1]])
     assert fk.cohen_kappa(x, x) == 1.0
-    obj = np.array(big + [Decimal("1E+3")], dtype=object)
+    obj = np.array([*big, Decimal("1E+3")], dtype=object)
     np.testing.assert_array_equal(fk.confusion_matrix(obj, [2**60, 2**60 + 1, 1000]),
                                   np.eye(3, dtype=np.int64))
     groups = pa.array(big * 2, type=pa.decimal128(38, 0))
