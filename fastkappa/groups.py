@@ -50,6 +50,28 @@ __all__ = ["GroupKappa", "KappaByGroup", "kappa_by_group"]
 def _encode_groups(groups, n: int, guess: bool = False):
     """Group slots: ``(values, off, lut, keys, provisional, guessed)``; slot G is "missing".
 
+    Boolean ids are counted as 0/1 and given back as ``False``/``True``.
+    """
+    out = _encode_group_column(as_column(groups, "groups"), n, guess)
+    if _boolean_ids(groups):
+        out = (*out[:3], out[3].astype(bool), *out[4:])
+    return out
+
+
+def _boolean_ids(ids) -> bool:
+    """Whether ``ids`` are booleans (NumPy, pandas, pyarrow, polars, or a list)."""
+    if isinstance(ids, list):
+        return bool(ids) and all(isinstance(v, (bool, np.bool_)) or v is None for v in ids)
+    dtype = getattr(ids, "dtype", None)
+    if getattr(dtype, "kind", None) == "b" or str(dtype) == "Boolean":  # polars
+        return True
+    arrow_type = getattr(ids, "type", None)
+    return str(arrow_type) == "bool"
+
+
+def _encode_group_column(col, n: int, guess: bool):
+    """:func:`_encode_groups` of the column ``col``.
+
     ``provisional``: the keys are a whole integer range, some of which may not
     occur; the caller drops groups without any row after counting.
     ``guessed`` (only with ``guess=True``): that range comes from a sample of
@@ -58,7 +80,6 @@ def _encode_groups(groups, n: int, guess: bool = False):
     encodes again with ``guess=False``.  Sorted ids are always right (the
     first and last rows are in the sample), and so are ids drawn from a range.
     """
-    col = as_column(groups, "groups")
     if isinstance(col, MatrixColumn):
         raise ValueError("`groups` must be 1-D: one group id per row.")
     length = len(col.codes) if isinstance(col, CodesColumn) else len(col.values)

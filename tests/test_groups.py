@@ -336,3 +336,16 @@ def test_asymptotic_group_with_zero_expected_disagreement_is_undefined():
         res = fk.kappa_by_group([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 1, 0], [7] * 6, weights=w,
                                 labels=[0, 1, 2], method="asymptotic")
     assert np.isnan(res.estimate[0]) and np.isnan(res.low[0]) and np.isnan(res.high[0])
+
+
+def test_boolean_group_ids_are_reported_as_booleans():
+    # they were counted as 0/1 and reported so (groups, to_dict, to_dataframe)
+    pa = pytest.importorskip("pyarrow")
+    t, p = [0, 1, 1, 0, 1], [0, 1, 0, 0, 1]
+    for ids in ([True, False, True, False, True], np.array([True, False, True, False, True]),
+                pd.Series([True, False, True, False, None], dtype="boolean"),
+                pa.array([True, False, True, False, None])):
+        res = fk.kappa_by_group(t, p, ids, nan_policy="omit")
+        assert res.groups.dtype == bool and res.groups.tolist() == [False, True]
+        assert [g["group"] for g in res.to_dict()["groups"]] == [False, True]
+    assert fk.kappa_by_group(t, p, np.array([1, 0, 1, 0, 1])).groups.tolist() == [0, 1]
