@@ -717,6 +717,24 @@ def test_decimal_labels_and_ids_keep_their_exact_value():
         fk.cohen_kappa(np.array([Decimal("1.5"), Decimal(2)], dtype=object), [1, 2])
 
 
+def test_null_or_nan_inside_an_arrow_dictionary_is_a_missing_value():
+    # a TypeError from sorting None with strings, or NaN / None "outside the classes"
+    pa = pytest.importorskip("pyarrow")
+    cases = [
+        (pa.array(["a", "b", None, "a"]).dictionary_encode(null_encoding="encode"),
+         ["a", "b", "b", "a"]),
+        (pa.array([1.0, 2.0, float("nan"), 1.0], from_pandas=False).dictionary_encode(),
+         [1, 2, 2, 1]),
+        (pa.array([1, 2, None, 1]).dictionary_encode(null_encoding="encode"), [1, 2, 2, 1]),
+    ]
+    for arr, other in cases:
+        with pytest.raises(ValueError, match="1 row holds a missing value"):
+            fk.cohen_kappa(arr, other)
+        assert fk.cohen_kappa(arr, other, nan_policy="omit") == 1.0
+        np.testing.assert_array_equal(fk.confusion_matrix(other, arr, nan_policy="omit"),
+                                      [[2, 0], [0, 1]])
+
+
 def test_cohen_kappa_integers_beyond_int64_raise():
     # regression: Python ints past int64 went through float64 (merging 10**20 and
     # 10**20 + 1) or warned on an overflowing cast

@@ -314,10 +314,18 @@ def _from_arrow(x, name: str) -> Column:
             # indices may be unsigned: widen before writing the -1 sentinel
             idx = idx.cast(pa.int64()).fill_null(-1)
         codes = idx.to_numpy(zero_copy_only=False)
-        dict_col = _object_column(
-            np.asarray(x.dictionary.to_pylist(), dtype=object), name)
+        values = x.dictionary.to_pylist()
+        absent = [_is_missing_scalar(v) for v in values]
+        if any(absent):
+            # a null or NaN *in the dictionary* (pyarrow's null_encoding="encode",
+            # NaN floats) is a missing value, as a null index is: no class
+            keep = ~np.asarray(absent)
+            remap = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+            codes = remap[np.asarray(codes, dtype=np.int64)]
+            values = [v for v, k in zip(values, keep, strict=True) if k]
+        dict_col = _object_column(np.asarray(values, dtype=object), name)
         kind = dict_col.kind if isinstance(dict_col, CodesColumn) else "num"
-        cats = np.asarray(x.dictionary.to_pylist(), dtype=object if kind == "str" else None)
+        cats = np.asarray(values, dtype=object if kind == "str" else None)
         return CodesColumn(np.asarray(codes), cats, ordered=bool(x.type.ordered), kind=kind)
     if pa.types.is_string(x.type) or pa.types.is_large_string(x.type):
         enc = x.dictionary_encode()
