@@ -735,6 +735,25 @@ def test_null_or_nan_inside_an_arrow_dictionary_is_a_missing_value():
                                       [[2, 0], [0, 1]])
 
 
+def test_bytes_and_complex_values_are_refused_with_a_clear_message():
+    # a NumPy bytes array was taken as strings and then failed with a TypeError
+    # against str labels (b"a" == "a" is False); complex objects with a TypeError
+    decode = r"unsupported type bytes \(b'a'\).*decode bytes to strings first"
+    for bad in (np.array([b"a", b"b"]), [b"a", b"b"]):
+        with pytest.raises(ValueError, match=decode):
+            fk.cohen_kappa(bad, ["a", "b"])
+    with pytest.raises(ValueError, match=r"`groups` holds a value of unsupported type bytes"):
+        fk.kappa_by_group([1, 2], [1, 2], np.array([b"x", b"y"]))
+    with pytest.raises(ValueError, match=r"`ratings\[:, 0\]` holds .* type bytes"):
+        fk.fleiss_kappa(np.array([[b"a", b"b"], [b"a", b"a"]]))
+    for bad in (np.array([1 + 2j, 1], dtype=object), [1 + 2j, None, 1]):
+        with pytest.raises(ValueError, match=r"unsupported type complex"):
+            fk.cohen_kappa(bad, [1] * len(bad), nan_policy="omit")
+    with pytest.raises(ValueError, match=r"`groups` is 2-D with dtype <U1: labels and ids "
+                       "must be 1-D"):
+        fk.kappa_by_group([1, 2], [1, 2], np.array([["a", "b"], ["c", "d"]]))
+
+
 def test_cohen_kappa_integers_beyond_int64_raise():
     # regression: Python ints past int64 went through float64 (merging 10**20 and
     # 10**20 + 1) or warned on an overflowing cast

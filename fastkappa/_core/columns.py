@@ -15,6 +15,7 @@ import numbers
 import sys
 from collections import abc
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
@@ -103,21 +104,36 @@ def _factorize_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(list(table), dtype=object)
 
 
+def _is_number(u) -> bool:
+    """A real number (Python, NumPy or Decimal); complex numbers are not labels."""
+    return isinstance(u, (numbers.Real, decimal.Decimal))
+
+
+def _unsupported_value(name: str, bad) -> NoReturn:
+    if isinstance(bad, np.generic):
+        bad = bad.item()  # shown as b'a', not np.bytes_(b'a')
+    hint = (" (decode bytes to strings first, e.g. with .astype(str) or "
+            "np.char.decode(x, 'utf-8'))" if isinstance(bad, bytes) else "")
+    raise ValueError(
+        f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
+        f"values must be integers, whole-number floats, booleans or strings{hint}.")
+
+
 def _object_column(values: np.ndarray, name: str) -> Column:
     """Classify an object/str array: strings, numbers, or a mix (an error)."""
-    if values.dtype.kind in "US":
+    if values.dtype.kind == "S":  # refused as bytes objects are: b"1" == "1" is False
+        _unsupported_value(name, values[0] if len(values) else b"")
+    if values.dtype.kind == "U":
         codes, uniques = _factorize_strings(values)
         return CodesColumn(codes, uniques, kind="str")
     try:
         codes, uniques = _factorize_strings(values)
     except TypeError:  # unhashable elements (lists, dicts...)
         bad = next(v for v in values.tolist() if not isinstance(v, (str, numbers.Number)))
-        raise ValueError(
-            f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
-            "values must be integers, whole-number floats, booleans or strings.") from None
+        _unsupported_value(name, bad)
     # uniques hold the distinct non-missing values: classify them, not the rows
     n_str = sum(isinstance(u, str) for u in uniques)
-    n_num = sum(isinstance(u, numbers.Number) and not isinstance(u, bool) for u in uniques)
+    n_num = sum(_is_number(u) and not isinstance(u, bool) for u in uniques)
     n_bool = sum(isinstance(u, (bool, np.bool_)) for u in uniques)
     if n_str and (n_num or n_bool):
         raise ValueError(
@@ -125,11 +141,8 @@ def _object_column(values: np.ndarray, name: str) -> Column:
             "numbers (convert them, e.g. with .astype(str))."
         )
     if n_str + n_num + n_bool != len(uniques):
-        bad = next(u for u in uniques if not isinstance(u, (str, numbers.Number, np.bool_)))
-        raise ValueError(
-            f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
-            "values must be integers, whole-number floats, booleans or strings."
-        )
+        _unsupported_value(name, next(u for u in uniques if not (
+            isinstance(u, (str, np.bool_)) or _is_number(u))))
     if n_str:
         return CodesColumn(codes, uniques, kind="str")
     if any(not -(2**63) <= v < 2**63 for v in map(_whole_decimal, uniques) if v is not None) or (
@@ -445,8 +458,8 @@ def as_column(x, name: str) -> Column:
     if arr.ndim == 2:
         if arr.dtype.kind not in "biuf":
             raise ValueError(
-                f"a 2-D `{name}` must hold numeric probabilities or logits; got dtype "
-                f"{arr.dtype}.")
+                f"`{name}` is 2-D with dtype {arr.dtype}: labels and ids must be 1-D, and "
+                "only predictions may be 2-D, as (n, K) numeric probabilities or logits.")
         return MatrixColumn(arr)
     if arr.ndim != 1:
         raise ValueError(

@@ -330,14 +330,11 @@ def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
 
     Unit ``u`` holds the entries ``unit_ptr[u]:unit_ptr[u + 1]`` of ``cell``
     (sorted) and ``bits`` (the values' bit patterns).  Units are visited in
-    the order of their two hashes; each run of equal hashes is one type, with
-    its first unit as representative, once every unit of the run is
-    confirmed equal to it entry by entry (in NumPy: no kernel to compile in
-    a fresh process).  A run holding two different tables (a hash collision)
-    goes to the kernel, which splits it.  Types are numbered in the order of
-    their first unit, not of their hashes: the hashes hold the values' bits,
-    and a seeded draw over the types must not change when every weight is
-    scaled by one constant.
+    the order of their two hashes; each run of equal hashes is one type,
+    numbered in that order, with its first unit as representative, once every
+    unit of the run is confirmed equal to it entry by entry (in NumPy: no
+    kernel to compile in a fresh process).  A run holding two different
+    tables (a hash collision) goes to the kernel, which splits it.
     """
     n_units = len(unit_ptr) - 1
     h1, h2 = _unit_hashes(unit_ptr, cell, bits)
@@ -357,14 +354,10 @@ def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
         b = np.repeat(unit_ptr[rep], ls) + within
         same = bool(np.array_equal(cell[a], cell[b]) and np.array_equal(bits[a], bits[b]))
     if not same:
-        unit_type, reps = _kernels()._assign_types(order, h1, h2, unit_ptr, cell, bits)
-    else:
-        unit_type = np.empty(n_units, dtype=np.int64)
-        unit_type[order] = run
-    by_first = np.argsort(reps, kind="stable")
-    renumber = np.empty(len(reps), dtype=np.int64)
-    renumber[by_first] = np.arange(len(reps), dtype=np.int64)
-    return renumber[unit_type], np.asarray(reps, dtype=np.int64)[by_first]
+        return _kernels()._assign_types(order, h1, h2, unit_ptr, cell, bits)
+    unit_type = np.empty(n_units, dtype=np.int64)
+    unit_type[order] = run
+    return unit_type, reps.astype(np.int64, copy=False)
 
 
 def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
@@ -400,7 +393,12 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
     ucell = ukey - ucl * n_cells
     unit_ptr = np.zeros(n_clusters + 1, dtype=np.int64)
     np.cumsum(np.bincount(ucl, minlength=n_clusters), out=unit_ptr[1:])
-    bits = uval.view(np.uint64)
+    # types are found (and numbered) by the values' bits: taken with the largest
+    # brought into [0.5, 1) by an exact power of two, so that weights scaled by
+    # one (power-of-two) factor give the same types in the same order
+    top = float(uval.max()) if len(uval) else 0.0
+    shift = -int(np.frexp(top)[1]) if top > 0 else 0
+    bits = (np.ldexp(uval, shift) if shift else uval).view(np.uint64)
     unit_type, reps = assign_types(unit_ptr, ucell, bits)
     counts = np.bincount(unit_type, minlength=len(reps))
     lens = np.diff(unit_ptr)[reps]
