@@ -7,7 +7,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core.columns import CodesColumn, MatrixColumn, as_column
+from ._core.encode import check_labels
 from ._core.encoding import rows_text
+from ._core.options import check_thresholds
 
 
 class Thresholds(np.ndarray):
@@ -53,7 +55,7 @@ class Thresholds(np.ndarray):
     labels: np.ndarray
 
     def __new__(cls, cuts: ArrayLike, labels: ArrayLike) -> Thresholds:
-        th = _thresholds_iv(cuts)
+        th = check_thresholds(cuts)
         lab = _labels_array(labels)
         if lab.shape != (len(th) + 1,):
             raise ValueError(
@@ -130,21 +132,6 @@ def _numeric_iv(x, name: str, what: str, *, keep_nan: bool = False) -> np.ndarra
     return values
 
 
-def _thresholds_iv(thresholds) -> np.ndarray:
-    th = np.asarray(thresholds)
-    if th.dtype == object or th.dtype.kind not in "biuf":
-        raise ValueError("`thresholds` must be a 1-D array of numeric cut points.")
-    th = th.astype(np.float64)
-    if th.ndim != 1:
-        raise ValueError(f"`thresholds` must be a 1-D array of cut points; got shape "
-                         f"{th.shape}.")
-    if not np.all(np.isfinite(th)):
-        raise ValueError("`thresholds` must be finite (they hold nan or inf).")
-    if np.any(np.diff(th) <= 0):
-        raise ValueError("`thresholds` must be strictly increasing.")
-    return th
-
-
 def apply_thresholds(
     scores: ArrayLike,
     thresholds: ArrayLike,
@@ -161,7 +148,7 @@ def apply_thresholds(
     scores : array_like of shape (n,)
         Finite continuous scores (NaN raises ``ValueError``).
     thresholds : array_like of shape (K - 1,)
-        Finite, strictly increasing cut points.  The :class:`Thresholds`
+        Finite, strictly increasing cut points (at least one).  The :class:`Thresholds`
         that :func:`optimize_thresholds` returns carry their classes.
     labels : array_like of shape (K,), optional
         Class labels; when given, ``labels[index]`` is returned instead of
@@ -183,7 +170,7 @@ def apply_thresholds(
     array(['mild', 'moderate', 'severe'], dtype='<U8')
     """
     s = _numeric_iv(scores, "scores", "continuous scores")
-    th = _thresholds_iv(thresholds)
+    th = check_thresholds(thresholds)
     idx = np.searchsorted(th, s, side="right")
     if labels is None:
         labels = getattr(thresholds, "labels", None) if isinstance(
@@ -195,6 +182,7 @@ def apply_thresholds(
         raise ValueError(
             f"`labels` must hold one class per interval: {len(th) + 1} labels for "
             f"{len(th)} cut points; got {lab.shape[0] if lab.ndim == 1 else lab.shape}.")
+    check_labels(labels, None)  # distinct, not missing, of one kind
     return lab[idx]
 
 

@@ -332,7 +332,7 @@ def test_optimize_thresholds_deterministic_and_thread_safe(rng):
 @settings(deadline=None, max_examples=200)
 @given(
     scores=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=40),
-    cuts=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=6, unique=True),
+    cuts=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=6, unique=True),
     with_labels=st.booleans(),
 )
 def test_apply_thresholds_matches_searchsorted(scores, cuts, with_labels):
@@ -568,6 +568,16 @@ def test_apply_thresholds_errors():
         fk.apply_thresholds([0.1], [[0.5]])
     with pytest.raises(ValueError, match="numeric cut points"):
         fk.apply_thresholds([0.1], ["a"])
+    # as in every other function that takes cut points: at least one (an empty array
+    # put every score in class 0), and `labels` checked as `labels` everywhere (a
+    # repeated class, a missing one, numbers mixed with strings were returned)
+    with pytest.raises(ValueError, match="non-empty 1-D array of cut points"):
+        fk.apply_thresholds([0.1, 0.7], [])
+    for labels, match in (([1, "a", 2], "mixes strings and numbers"),
+                          ([1, 1, 2], "repeat|duplicate|more than once"),
+                          ([1, None, 2], "missing"), ([1, np.nan, 2], "NaN")):
+        with pytest.raises(ValueError, match=match):
+            fk.apply_thresholds([0.1, 0.7, 2], [0.5, 1.5], labels=labels)
     with pytest.raises(ValueError, match="`scores` holds NaN/None in 1 row;"):
         fk.apply_thresholds([np.nan, 0.2], [0.5])
     with pytest.raises(ValueError, match="3 labels for 2 cut points; got 2"):

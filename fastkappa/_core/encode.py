@@ -31,6 +31,7 @@ from .options import (
     check_marker_kind,
     check_nan_policy,
     check_sample_weight,
+    check_thresholds,
 )
 
 
@@ -245,14 +246,7 @@ def _prediction_indices(col, thresholds, name: str) -> np.ndarray:
                 f"`{name}` holds NaN inside {rows_text(rows)} of probabilities/logits; every "
                 "row needs K finite scores (nan_policy does not apply inside a row).")
         return np.argmax(m, axis=1).astype(np.int32)
-    try:
-        th = np.asarray(thresholds, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("`thresholds` must be numbers (increasing cut points).") from None
-    if th.ndim != 1 or th.size == 0:
-        raise ValueError("`thresholds` must be a non-empty 1-D array of cut points.")
-    if not np.all(np.isfinite(th)) or np.any(np.diff(th) <= 0):
-        raise ValueError("`thresholds` must be finite and strictly increasing.")
+    th = check_thresholds(thresholds)
     if isinstance(col, CodesColumn):
         if col.kind == "str":
             raise ValueError(f"`thresholds` need numeric scores; `{name}` holds strings.")

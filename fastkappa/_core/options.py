@@ -61,6 +61,26 @@ def check_ignore_undeclared(ignore_index, declared) -> None:
         "the classes without it, or drop the rows whose true label equals it yourself.")
 
 
+def check_thresholds(thresholds) -> np.ndarray:
+    """Cut points as a float64 array: numbers, 1-D, at least one, finite and
+    strictly increasing (every function that takes ``thresholds``)."""
+    try:
+        th = np.asarray(thresholds)
+    except ValueError:  # ragged nested lists
+        th = np.asarray(None)
+    if th.dtype == object or th.dtype.kind not in "biuf":
+        raise ValueError("`thresholds` must be numbers: increasing numeric cut points.")
+    if th.ndim != 1 or th.size == 0:
+        raise ValueError("`thresholds` must be a non-empty 1-D array of cut points; got "
+                         f"shape {th.shape}.")
+    th = th.astype(np.float64)
+    if not np.all(np.isfinite(th)):
+        raise ValueError("`thresholds` must be finite (they hold nan or inf).")
+    if np.any(np.diff(th) <= 0):
+        raise ValueError("`thresholds` must be strictly increasing.")
+    return th
+
+
 def check_replace_undefined_by(value) -> float:
     """``replace_undefined_by`` as a float: a number in [-1, 1] or nan, as in
     scikit-learn's ``cohen_kappa_score`` (a kappa's own range)."""
