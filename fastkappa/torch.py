@@ -26,7 +26,8 @@ Such batches (and any batch whose expected disagreement is zero) emit an
 the log form, ``1`` for the linear form) with an exactly zero gradient that
 is still connected to the graph, so ``loss.backward()`` works and the
 optimiser step is a no-op for that batch. Use larger or stratified batches
-to avoid them.
+to avoid them. A batch whose targets all equal ``ignore_index`` is treated
+the same way.
 """
 
 from __future__ import annotations
@@ -59,23 +60,31 @@ def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+def _swap_hint(input: torch.Tensor, target: torch.Tensor) -> str:
+    """A hint when the shapes or dtypes of ``input`` and ``target`` suggest they
+    were passed in the wrong order (targets first, scores second)."""
+    if input.ndim >= 1 and (input.ndim + 1 == target.ndim or (
+            input.ndim == target.ndim >= 2 and not input.dtype.is_floating_point
+            and target.dtype.is_floating_point)):
+        return " Are `input` and `target` swapped? The scores come first."
+    return ""
+
+
 def _rows(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(N, C, ...) scores and (N, ...) targets as (M, C) and (M,) rows."""
     if not isinstance(input, torch.Tensor) or not isinstance(target, torch.Tensor):
         raise ValueError("`input` and `target` must be torch tensors.")
     if input.ndim < 2:
+        hint = _swap_hint(input, target) or " For one score per row use continuous_qwk_loss."
         raise ValueError(
             f"`input` must be (N, C) or (N, C, ...) logits/probabilities; got shape "
-            f"{tuple(input.shape)}. For one score per row use continuous_qwk_loss.")
+            f"{tuple(input.shape)}.{hint}")
     if target.shape != input.shape[:1] + input.shape[2:]:
-        hint = ""
         if input.ndim > 2 and target.shape == input.shape[:-1]:
             hint = (" `input` looks channels-last (N, ..., C): move its class axis to "
                     "position 1 with input.movedim(-1, 1).")
-        elif input.ndim + 1 == target.ndim or (
-                input.ndim == target.ndim and not input.dtype.is_floating_point
-                and target.dtype.is_floating_point):
-            hint = " Are `input` and `target` swapped? The scores come first."
+        else:
+            hint = _swap_hint(input, target)
         raise ValueError(
             f"`target` must have shape (N, ...) = {tuple(input.shape[:1] + input.shape[2:])} "
             f"for `input` of shape {tuple(input.shape)} (class axis at position 1); got "
@@ -118,15 +127,53 @@ def _check_probabilities(p: torch.Tensor, input_dtype: torch.dtype) -> None:
             "from_logits=True (the default), or normalise the probabilities.")
 
 
-def _weight_array(weights, c: int) -> np.ndarray:
+def _loss_iv(form: str, from_logits, n_classes, ignore_index
+             ) -> tuple[str, bool, int | None, int | None]:
+    """The options of :func:`kappa_loss` and :class:`KappaLoss`, checked and
+    normalised (``from_logits`` a bool, ``n_classes`` and ``ignore_index`` ints)."""
+    if form not in FORMS:
+        raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
+    if not isinstance(from_logits, (bool, np.bool_)):
+        raise ValueError(
+            f"`from_logits` must be True (`input` holds logits) or False (`input` holds "
+            f"probabilities); got {from_logits!r}.")
+    if n_classes is not None:
+        n_classes = _weights._check_n_classes(n_classes)
+    if ignore_index is not None:
+        if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(
+                ignore_index, (int, np.integer)):
+            raise ValueError(
+                f"`ignore_index` must be an int, the target value of the rows to leave out "
+                f"(e.g. -100, as in torch.nn.functional.cross_entropy); got {ignore_index!r}.")
+        ignore_index = int(ignore_index)
+        if n_classes is not None:
+            _check_ignore_outside(ignore_index, n_classes)
+    return form, bool(from_logits), n_classes, ignore_index
+
+
+def _check_ignore_outside(ignore_index: int | None, c: int) -> None:
+    """``ignore_index`` must not be a class: every target of that class would be
+    left out while the class stays in the soft confusion matrix."""
+    if ignore_index is not None and 0 <= ignore_index < c:
+        raise ValueError(
+            f"`ignore_index`={ignore_index} is one of the classes 0..{c - 1}, so every target "
+            "of that class would be left out; pass a value outside them (e.g. -100, "
+            "cross_entropy's default, or 255 for void pixels).")
+
+
+def _weight_array(weights, c: int | None) -> np.ndarray:
     """The (c, c) disagreement weights, validated; a tensor (on any device, with
-    autograd or not) is read as its values."""
+    autograd or not) is read as its values.  ``c=None``: a custom matrix checked
+    before the number of classes is known, against its own first axis."""
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().numpy()
+    if c is None:
+        shape = np.shape(weights)
+        c = shape[0] if shape else 1
     return _weights.weight_matrix(c, weights)  # validates names and custom matrices
 
 
-def _weight_tensor(weights, c: int, dtype, device) -> torch.Tensor:
+def _weight_tensor(weights, c: int | None, dtype, device) -> torch.Tensor:
     return torch.as_tensor(_weight_array(weights, c), dtype=dtype, device=device)
 
 
@@ -147,6 +194,17 @@ def _undefined(anchor: torch.Tensor, value: float, why: str, dtype: torch.dtype
     return _constant(anchor, value, dtype)
 
 
+def _nonfinite(loss: torch.Tensor, caller: str, names: str) -> torch.Tensor:
+    """``loss`` (NaN: a NaN or inf value reaches every term), with a warning that
+    names the inputs holding them rather than an undefined-kappa warning."""
+    warnings.warn(
+        f"{caller}: {names} {'hold' if ' and ' in names else 'holds'} NaN or inf values, "
+        "so the loss is NaN. Find where they come from (torch.autograd.detect_anomaly "
+        "helps) and pass finite values.",
+        RuntimeWarning, stacklevel=user_stacklevel())
+    return loss
+
+
 def kappa_loss(
     input: torch.Tensor,
     target: torch.Tensor,
@@ -155,6 +213,7 @@ def kappa_loss(
     form: str = "log",
     from_logits: bool = True,
     n_classes: int | None = None,
+    ignore_index: int | None = None,
 ) -> torch.Tensor:
     """Soft (differentiable) kappa loss: ``log(sum w O / sum w E)`` or ``1 - kappa_soft``.
 
@@ -181,8 +240,16 @@ def kappa_loss(
         Apply a softmax over axis 1 first; False when ``input`` already holds
         probabilities: values in [0, 1] whose rows along axis 1 sum to 1
         (within 1e-3, or the input dtype's rounding), else ``ValueError``.
+        Must be a bool (a string such as ``"False"`` is a ``ValueError``).
     n_classes : int, optional
-        The number of classes, checked against ``C``.
+        The number of classes (a positive int), checked against ``C``.
+    ignore_index : int, optional
+        A target value whose rows (pixels, for (N, C, ...) input) are left
+        out of the soft confusion matrix, as in
+        ``torch.nn.functional.cross_entropy``: on the target side only, since
+        a row of probabilities has no predicted label; they get a zero
+        gradient. It must lie outside ``0..C-1`` (e.g. -100, or 255 for void
+        pixels); other targets outside ``0..C-1`` are a ``ValueError``.
 
     Returns
     -------
@@ -192,9 +259,12 @@ def kappa_loss(
     Warns
     -----
     UndefinedKappaWarning
-        When every target of the batch is in one class (or the expected
-        disagreement is zero): the loss is then constant with zero gradient
-        (see the module notes).
+        When every target of the batch is in one class, every target equals
+        ``ignore_index``, or the expected disagreement is zero: the loss is
+        then constant with zero gradient (see the module notes).
+    RuntimeWarning
+        When ``input`` holds NaN or inf values (in rows not left out): the
+        loss is then NaN.
 
     References
     ----------
@@ -213,47 +283,61 @@ def kappa_loss(
     >>> loss.backward()
     >>> round(loss.item(), 4), logits.grad.shape
     (-1.5354, torch.Size([3, 3]))
+
+    Rows whose target is ``ignore_index`` are left out:
+
+    >>> kappa_loss(torch.cat([logits, logits[:1]]), torch.tensor([0, 1, 2, -100]),
+    ...            ignore_index=-100).item() == loss.item()
+    True
     """
-    if form not in FORMS:
-        raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
+    form, from_logits, n_classes, ignore_index = _loss_iv(
+        form, from_logits, n_classes, ignore_index)
     scores, y = _rows(input, target)
     n, c = scores.shape
     if n_classes is not None and n_classes != c:
         raise ValueError(
             f"`n_classes`={n_classes} but `input` has {c} classes along axis 1; they must "
             "agree (one score per class).")
+    _check_ignore_outside(ignore_index, c)
     if n == 0:
         raise ValueError("`input` and `target` are empty; the loss needs at least one row.")
-    lo, hi = int(y.min()), int(y.max())
+    dtype = _compute_dtype(scores)
+    w = _weight_tensor(weights, c, dtype, scores.device)  # checked whatever the batch holds
+    constant = 0.0 if form == "log" else 1.0
+    if ignore_index is not None:
+        keep = y != ignore_index
+        scores, y = scores[keep], y[keep]  # autograd gives the left-out rows zero gradient
+        n = y.shape[0]
+        if n == 0:
+            return _undefined(input, constant,
+                              f"every target equals ignore_index={ignore_index}", dtype)
+    lo, hi = torch.stack([y.min(), y.max()]).tolist()
     if lo < 0 or hi >= c:
         bad = lo if lo < 0 else hi
+        skip = (f", or ignore_index={ignore_index} for rows to leave out"
+                if ignore_index is not None else
+                f"; if {bad} marks rows to leave out, pass ignore_index={bad}")
         raise ValueError(
             f"`target` holds class index {bad}, outside 0..{c - 1} for {c} classes; targets "
-            "must be class indices into axis 1 of `input`.")
-    dtype = _compute_dtype(scores)
+            f"must be class indices into axis 1 of `input`{skip}.")
     with torch.autocast(device_type=scores.device.type, enabled=False):
         s = scores.to(dtype)
         if not from_logits:  # integer or bool one-hot rows are read as floats
             _check_probabilities(s, scores.dtype if scores.dtype.is_floating_point
                                  else dtype)
         p = torch.softmax(s, dim=1) if from_logits else s
-        w = _weight_tensor(weights, c, dtype, p.device)
         rows = torch.bincount(y, minlength=c).to(dtype)  # r_k
         if int((rows > 0).sum()) < 2:
-            return _undefined(input, 0.0 if form == "log" else 1.0,
-                              f"every target is class {lo}", dtype)
+            return _undefined(input, constant, f"every target is class {lo}", dtype)
         soft = torch.zeros((c, c), dtype=dtype, device=p.device).index_add_(0, y, p)  # O
         cols = p.sum(dim=0)  # c_j
         observed = (w * soft).sum()
         expected = rows @ w @ cols / n
         e = float(expected.detach())  # one device sync, as the check always needed
         if not math.isfinite(e):  # NaN or inf in `input` reaches every term: say so
-            warnings.warn("kappa_loss: `input` holds NaN or inf values, so the loss is "
-                          "NaN.", RuntimeWarning, stacklevel=user_stacklevel())
-            return observed / expected
+            return _nonfinite(observed / expected, "kappa_loss", "`input`")
         if not e > 0:
-            return _undefined(input, 0.0 if form == "log" else 1.0,
-                              "the expected disagreement is zero", dtype)
+            return _undefined(input, constant, "the expected disagreement is zero", dtype)
         if form == "linear":
             return observed / expected
         # log(0) only for a perfect one-hot batch; the clamp keeps it finite
@@ -268,21 +352,31 @@ class KappaLoss(torch.nn.Module):
     ----------
     weights : None, 'none', 'linear', 'quadratic' or (C, C) array/tensor
         Disagreement weights (see :func:`fastkappa.weight_matrix`); QWK by
-        default.  A custom matrix is checked at construction when
-        ``n_classes`` is given, else at the first batch.
+        default.  A custom matrix is checked at construction (against
+        ``n_classes`` when given) and kept, detached, as the float64 buffer
+        ``weights``: it is in ``state_dict()`` and follows ``.to()``.
     form : {'log', 'linear'}
         ``log(1 - kappa_soft)`` or ``1 - kappa_soft``, as in :func:`kappa_loss`.
     from_logits : bool, default True
         Apply a softmax over axis 1 first; False when the input already holds
         probabilities.
     n_classes : int, optional
-        The number of classes, checked against each batch's ``C``.
+        The number of classes (a positive int), checked against each batch's
+        ``C``.
+    ignore_index : int, optional
+        A target value whose rows or pixels are left out, on the target side
+        only, as in ``torch.nn.functional.cross_entropy`` (see
+        :func:`kappa_loss`); it must lie outside ``0..C-1``.
 
     Notes
     -----
     Calling the module, ``criterion(input, target)``, returns
     ``kappa_loss(input, target, ...)`` with these options: a scalar tensor
     with autograd.
+
+    ``torch.compile(criterion)`` works, with graph breaks at the checks that
+    read the batch's values (target range, single-class batches);
+    ``fullgraph=True`` fails on them.
 
     References
     ----------
@@ -304,24 +398,29 @@ class KappaLoss(torch.nn.Module):
     """
 
     def __init__(self, *, weights: Any = "quadratic", form: str = "log",
-                 from_logits: bool = True, n_classes: int | None = None) -> None:
+                 from_logits: bool = True, n_classes: int | None = None,
+                 ignore_index: int | None = None) -> None:
         super().__init__()
-        if form not in FORMS:
-            raise ValueError(f"`form` must be 'log' or 'linear'; got {form!r}.")
-        if not _weights.is_named(weights) and n_classes is not None:
-            _weight_array(weights, n_classes)  # fail at construction
-        self.weights = weights
-        self.form = form
-        self.from_logits = from_logits
-        self.n_classes = n_classes
+        self.form, self.from_logits, self.n_classes, self.ignore_index = _loss_iv(
+            form, from_logits, n_classes, ignore_index)
+        if _weights.is_named(weights):
+            self.weights = weights
+        else:  # checked now; a buffer, so state_dict() and .to() carry it
+            device = weights.device if isinstance(weights, torch.Tensor) else None
+            self.register_buffer("weights", _weight_tensor(
+                weights, self.n_classes, torch.float64, device))
 
     def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return kappa_loss(input, target, weights=self.weights, form=self.form,
-                          from_logits=self.from_logits, n_classes=self.n_classes)
+                          from_logits=self.from_logits, n_classes=self.n_classes,
+                          ignore_index=self.ignore_index)
 
     def extra_repr(self) -> str:
         w = self.weights if self.weights is None or isinstance(self.weights, str) else "custom"
-        return f"weights={w!r}, form={self.form!r}, from_logits={self.from_logits}"
+        text = f"weights={w!r}, form={self.form!r}, from_logits={self.from_logits}"
+        if self.ignore_index is not None:
+            text += f", ignore_index={self.ignore_index}"
+        return text
 
 
 def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -344,9 +443,16 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
     Returns
     -------
     torch.Tensor
-        A scalar with autograd (float32, or float64 for float64 input). A
-        constant ``target`` gives the constant 1 with zero gradient and an
-        :class:`fastkappa.UndefinedKappaWarning` (no signal in that batch).
+        A scalar with autograd (float32, or float64 for float64 input).
+
+    Warns
+    -----
+    UndefinedKappaWarning
+        When ``target`` is constant: the loss is then the constant 1 with zero
+        gradient (no signal in that batch).
+    RuntimeWarning
+        When ``pred`` or ``target`` holds NaN or inf values (named in the
+        message, as :func:`kappa_loss` does): the loss is then NaN.
 
     References
     ----------
@@ -374,18 +480,31 @@ def continuous_qwk_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
     with torch.autocast(device_type=pred.device.type, enabled=False):
         s = pred.reshape(-1).to(dtype)
         t = target.reshape(-1).to(device=s.device, dtype=dtype)
-        if bool(t.min() == t.max()):  # exact, where a rounded mean is not
+        # one device sync for the three checks; the min/max test is exact, where a
+        # rounded mean is not
+        pred_ok, target_ok, constant = torch.stack(
+            [torch.isfinite(s).all(), torch.isfinite(t).all(), t.min() == t.max()]).tolist()
+        if not (pred_ok and target_ok):  # NaN or inf reaches every term: say so
+            names = " and ".join(name for name, ok in (("`pred`", pred_ok),
+                                                       ("`target`", target_ok)) if not ok)
+            return _nonfinite(_concordance_loss(s, t), "continuous_qwk_loss", names)
+        if constant:
             warnings.warn(
                 "continuous_qwk_loss: every target is the same value; continuous QWK is 0 "
                 "whatever the predictions, so the loss is the constant 1 with zero "
                 "gradient. Use larger or stratified batches.",
                 UndefinedKappaWarning, stacklevel=user_stacklevel())
             return _constant(pred, 1.0, dtype)
-        mse = torch.mean((s - t) ** 2)
-        # both sides centred: a rounded float32 mean leaves a bias in t - mean(t), and
-        # mean(dt * s) would multiply it by the size of s (targets far from zero)
-        cov = torch.mean((t - t.mean()) * (s - s.mean()))
-        return mse / (mse + 2.0 * cov)
+        return _concordance_loss(s, t)
+
+
+def _concordance_loss(s: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """``1 - ccc = mse / (mse + 2 cov)`` of 1-D ``s`` and ``t``."""
+    mse = torch.mean((s - t) ** 2)
+    # both sides centred: a rounded float32 mean leaves a bias in t - mean(t), and
+    # mean(dt * s) would multiply it by the size of s (targets far from zero)
+    cov = torch.mean((t - t.mean()) * (s - s.mean()))
+    return mse / (mse + 2.0 * cov)
 
 
 def _squeezed(shape: torch.Size) -> tuple[int, ...]:

@@ -212,11 +212,37 @@ def test_low_precision_and_autocast(dtype):
     ({"weights": "cubic"}, r"`weights` must be None, 'linear', 'quadratic'"),
     ({"n_classes": 4}, r"`n_classes`=4 but `input` has 5 classes along axis 1"),
     ({"weights": np.ones((3, 3))}, r"shape \(K, K\) = \(5, 5\)"),
+    # a string is truthy: from_logits="False" applied a second softmax silently
+    ({"from_logits": "False"}, r"`from_logits` must be True .* or False .*; got 'False'"),
+    ({"from_logits": 0}, r"`from_logits` must be True"),
+    ({"from_logits": None}, r"`from_logits` must be True"),
+    ({"n_classes": 5.0}, r"`n_classes` must be a positive integer; got 5\.0"),
+    ({"n_classes": True}, r"`n_classes` must be a positive integer; got True"),
+    ({"n_classes": 0}, r"`n_classes` must be a positive integer; got 0"),
+    ({"ignore_index": 2}, r"`ignore_index`=2 is one of the classes 0\.\.4.*outside them"),
+    ({"ignore_index": np.int64(0)}, r"`ignore_index`=0 is one of the classes"),
+    ({"ignore_index": True}, r"`ignore_index` must be an int.*-100.*got True"),
+    ({"ignore_index": -100.0}, r"`ignore_index` must be an int.*got -100\.0"),
+    ({"ignore_index": "void"}, r"`ignore_index` must be an int.*got 'void'"),
 ])
 def test_option_errors(kwargs, match):
     logits, target = _batch()
     with pytest.raises(ValueError, match=match):
         fkt.kappa_loss(logits, target, **kwargs)
+    if "`n_classes`=" not in match:  # the module refuses the rest at construction
+        with pytest.raises(ValueError, match=match):
+            fkt.KappaLoss(**{"n_classes": K, **kwargs})
+
+
+def test_numpy_bools_and_ints_are_options():
+    logits, target = _batch()
+    ref = fkt.kappa_loss(torch.softmax(logits, 1), target, from_logits=False, n_classes=K,
+                         ignore_index=-100)
+    kw = {"from_logits": np.False_, "n_classes": np.int64(K), "ignore_index": np.int32(-100)}
+    assert fkt.kappa_loss(torch.softmax(logits, 1), target, **kw).item() == ref.item()
+    module = fkt.KappaLoss(**kw)
+    assert module.from_logits is False and type(module.n_classes) is int
+    assert module(torch.softmax(logits, 1), target).item() == ref.item()
 
 
 def test_input_errors():
@@ -237,6 +263,114 @@ def test_input_errors():
         fkt.kappa_loss(logits[:0], target[:0])
     with pytest.raises(ValueError, match=r"`form` must be 'log' or 'linear'"):
         fkt.KappaLoss(form="exp")
+    with pytest.raises(ValueError, match=r"`target` holds class index -100.*if -100 marks "
+                       r"rows to leave out, pass ignore_index=-100"):
+        fkt.kappa_loss(logits, torch.where(target == 3, -100, target))
+
+
+# --------------------------------------------------------------------------- ignore_index
+
+
+def _with_ignored(n=30, k=K, seed=0, marker=-100):
+    """A float64 batch whose targets hold ``marker`` on a third of the rows."""
+    logits, target = _batch(n=n, k=k, seed=seed)
+    target = target.clone()
+    target[2::3] = marker
+    return logits, target, target != marker
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=IDS)
+@pytest.mark.parametrize("form", ["log", "linear"])
+def test_ignore_index_leaves_those_rows_out(weights, form):
+    logits, target, keep = _with_ignored()
+    p = torch.softmax(logits, 1).numpy()
+    ratio = naive.soft_kappa_ratio(p[keep.numpy()], target[keep].numpy(),
+                                   fk.weight_matrix(K, weights))
+    expected = ratio if form == "linear" else np.log(ratio)
+    loss = fkt.kappa_loss(logits, target, weights=weights, form=form, ignore_index=-100)
+    assert loss.item() == pytest.approx(expected, rel=1e-13)
+    module = fkt.KappaLoss(weights=weights, form=form, ignore_index=-100)
+    assert module(logits, target).item() == loss.item()
+    assert "ignore_index=-100" in repr(module)
+
+
+@pytest.mark.parametrize("form", ["log", "linear"])
+@pytest.mark.parametrize("from_logits", [True, False])
+def test_gradcheck_with_ignored_rows(form, from_logits):
+    logits, target, keep = _with_ignored(n=15)
+    x = logits if from_logits else torch.softmax(logits, 1)
+    x = x.detach().requires_grad_(True)
+    assert torch.autograd.gradcheck(
+        lambda z: fkt.kappa_loss(z, target, form=form, from_logits=from_logits,
+                                 ignore_index=-100), (x,), eps=1e-6, atol=1e-7)
+    fkt.kappa_loss(x, target, form=form, from_logits=from_logits,
+                   ignore_index=-100).backward()
+    assert torch.equal(x.grad[~keep], torch.zeros_like(x.grad[~keep]))
+
+
+def test_ignore_index_follows_cross_entropy():
+    # cross_entropy's ignore_index is the oracle: the pixels it leaves out (zero
+    # gradient) are the ones kappa_loss leaves out, on the target side only; a
+    # NaN logit or a non-probability in a left-out pixel reaches nothing
+    g = torch.Generator().manual_seed(4)
+    logits = torch.randn(3, K, 4, 5, generator=g, dtype=torch.float64)
+    masks = torch.randint(0, K, (3, 4, 5), generator=g)
+    masks[:, 0] = 255  # void pixels
+    masks[0, 1, 1] = 255
+    x = logits.clone().requires_grad_(True)
+    torch.nn.functional.cross_entropy(x, masks, ignore_index=255).backward()
+    ce_used = x.grad.abs().sum(dim=1) > 0
+    x.grad = None
+    loss = fkt.kappa_loss(x, masks, ignore_index=255)
+    loss.backward()
+    assert torch.equal(x.grad.abs().sum(dim=1) > 0, ce_used)
+    assert torch.equal(ce_used, masks != 255)
+    flat = logits.movedim(1, -1)[masks != 255]
+    assert loss.item() == pytest.approx(
+        fkt.kappa_loss(flat, masks[masks != 255]).item(), rel=1e-14)
+    dirty = logits.clone()
+    dirty[:, :, 0] = float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fkt.kappa_loss(dirty, masks, ignore_index=255).item() == loss.item()
+        probs = torch.softmax(logits, 1)
+        probs[:, :, 0] = 7.0
+        assert fkt.kappa_loss(probs, masks, ignore_index=255, from_logits=False).item() == (
+            pytest.approx(loss.item(), rel=1e-14))
+
+
+@pytest.mark.parametrize("form", ["log", "linear"])
+def test_every_target_ignored_is_a_batch_without_signal(form):
+    # no NaN from 0 / 0: the constant with zero gradient, as for a single-class batch
+    logits = torch.randn(2, K, 3, 3, dtype=torch.float64, requires_grad=True)
+    masks = torch.full((2, 3, 3), 255)
+    with pytest.warns(fk.UndefinedKappaWarning, match="every target equals ignore_index=255"):
+        loss = fkt.KappaLoss(form=form, ignore_index=255)(logits, masks)
+    assert loss.item() == (0.0 if form == "log" else 1.0)
+    loss.backward()
+    assert torch.equal(logits.grad, torch.zeros_like(logits))
+    # one class left once the ignored pixels are out: the single-class warning
+    masks[1] = 3
+    with pytest.warns(fk.UndefinedKappaWarning, match="every target is class 3"):
+        fkt.kappa_loss(logits, masks, ignore_index=255, form=form)
+
+
+def test_ignore_index_errors():
+    logits, target, _ = _with_ignored()
+    # other targets outside 0..C-1 stay an error, naming ignore_index
+    with pytest.raises(ValueError, match=r"class index -1, outside 0\.\.4 .*or "
+                       r"ignore_index=-100 for rows to leave out"):
+        fkt.kappa_loss(logits, torch.where(target == 1, -1, target), ignore_index=-100)
+    with pytest.raises(ValueError, match=r"class index 5, outside 0\.\.4"):
+        fkt.kappa_loss(logits, torch.where(target == 1, 5, target), ignore_index=-100)
+    # a class of the batch: refused at construction (n_classes) or at the first batch
+    with pytest.raises(ValueError, match=r"`ignore_index`=4 is one of the classes 0\.\.4"):
+        fkt.KappaLoss(n_classes=K, ignore_index=4)
+    with pytest.raises(ValueError, match=r"`ignore_index`=4 is one of the classes 0\.\.4"):
+        fkt.KappaLoss(ignore_index=4)(logits, target)
+    # empty input stays an error (no batch at all, not a batch left empty)
+    with pytest.raises(ValueError, match="empty"):
+        fkt.kappa_loss(logits[:0], target[:0], ignore_index=-100)
 
 
 # --------------------------------------------------------------------------- continuous
@@ -275,6 +409,38 @@ def test_continuous_qwk_loss_constant_target_and_errors():
     y = torch.tensor([0.2, 0.4], requires_grad=True)
     fkt.continuous_qwk_loss(y, torch.tensor([0, 1])).backward()
     assert torch.isfinite(y.grad).all()
+
+
+@pytest.mark.parametrize(("bad_pred", "bad_target", "names"), [
+    (float("nan"), None, "`pred` holds"),
+    (float("inf"), None, "`pred` holds"),
+    (None, float("nan"), "`target` holds"),
+    (None, float("-inf"), "`target` holds"),
+    (float("nan"), float("inf"), "`pred` and `target` hold"),
+])
+def test_continuous_qwk_loss_nan_input_says_so_and_stays_nan(bad_pred, bad_target, names):
+    # it returned NaN silently; now as kappa_loss: a RuntimeWarning naming the input
+    pred = torch.tensor([0.5, 1.5, 2.0, 3.1], dtype=torch.float64)
+    target = torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=torch.float64)
+    if bad_pred is not None:
+        pred[1] = bad_pred
+    if bad_target is not None:
+        target[2] = bad_target
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fk.UndefinedKappaWarning)
+        with pytest.warns(RuntimeWarning, match=f"continuous_qwk_loss: {names} NaN or inf"):
+            loss = fkt.continuous_qwk_loss(pred.requires_grad_(True), target)
+    assert torch.isnan(loss)
+
+
+def test_continuous_qwk_loss_infinite_constant_target_is_not_a_constant_batch():
+    # every target inf: min == max, but the warning is about the inf, not a constant
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fk.UndefinedKappaWarning)
+        with pytest.warns(RuntimeWarning, match="`target` holds NaN or inf"):
+            loss = fkt.continuous_qwk_loss(torch.tensor([1.0, 2.0]),
+                                           torch.full((2,), float("inf")))
+    assert torch.isnan(loss)
 
 
 @pytest.mark.parametrize("offset", [0.0, 2000.0, 1e5])
@@ -345,6 +511,51 @@ def test_kappa_loss_module_takes_a_weight_tensor_with_autograd():
     assert with_k.item() == fkt.KappaLoss(weights=w)(x, y).item()
 
 
+def test_custom_weights_are_a_buffer_of_the_module():
+    # they were a plain attribute: state_dict() was empty and .to() left them behind
+    logits, target = _batch(n=30, seed=11)
+    module = fkt.KappaLoss(weights=CUSTOM)
+    assert list(module.state_dict()) == ["weights"]
+    assert torch.equal(module.state_dict()["weights"], torch.from_numpy(CUSTOM))
+    assert [name for name, _ in module.named_buffers()] == ["weights"]
+    ref = fkt.kappa_loss(logits, target, weights=CUSTOM).item()
+    assert module(logits, target).item() == ref
+    module.to(torch.float32)
+    assert module.weights.dtype == torch.float32
+    assert module(logits, target).item() == ref  # the integers of CUSTOM are exact
+    module.double()
+    assert module.weights.dtype == torch.float64
+    # load_state_dict round-trips into a module built with another matrix
+    other = fkt.KappaLoss(weights=CUSTOM.T, form="linear")
+    assert other(logits, target).item() != fkt.kappa_loss(
+        logits, target, weights=CUSTOM, form="linear").item()
+    other.load_state_dict(module.state_dict())
+    assert torch.equal(other.weights, module.weights)
+    assert other(logits, target).item() == fkt.kappa_loss(
+        logits, target, weights=CUSTOM, form="linear").item()
+    # named weights stay a name: nothing in the state
+    assert fkt.KappaLoss(weights="linear").state_dict() == {}
+    assert fkt.KappaLoss(weights=None).weights is None
+
+
+def test_custom_weights_buffer_is_detached_and_checked_at_construction():
+    w = torch.tensor([[0.0, 1, 4], [1, 0, 1], [4, 1, 0]], requires_grad=True)
+    module = fkt.KappaLoss(weights=w)
+    assert not module.weights.requires_grad and module.weights.data_ptr() != w.data_ptr()
+    with torch.no_grad():
+        w[0, 1] = 2.0  # a later change to the caller's tensor does not reach the module
+    assert module.weights[0, 1].item() == 1.0
+    x, y = torch.randn(6, 3, requires_grad=True), torch.tensor([0, 1, 2, 0, 1, 2])
+    module(x, y).backward()  # no graph through the weights
+    assert w.grad is None
+    with pytest.raises(ValueError, match=r"shape \(K, K\) = \(3, 3\) .*got shape \(3, 4\)"):
+        fkt.KappaLoss(weights=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="zero on the diagonal"):
+        fkt.KappaLoss(weights=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"shape \(K, K\) = \(5, 5\)"):
+        fkt.KappaLoss(weights=CUSTOM[:3, :3])(*_batch())
+
+
 def test_module_warnings_point_at_the_callers_line():
     criterion = fkt.KappaLoss()
     with warnings.catch_warnings(record=True) as caught:
@@ -402,6 +613,17 @@ def test_shape_messages_name_channels_last_and_swapped_arguments():
         fkt.kappa_loss(logits.permute(0, 2, 3, 1), masks)
     with pytest.raises(ValueError, match=r"Are `input` and `target` swapped\?"):
         fkt.kappa_loss(masks, logits)
+    # (N,) targets first and (N, C) logits second: the same hint, not continuous_qwk_loss
+    labels, scores = torch.randint(0, 4, (8,)), torch.randn(8, 4)
+    with pytest.raises(ValueError, match=r"got shape \(8,\)\. Are `input` and `target` "
+                       r"swapped\? The scores come first\.$"):
+        fkt.kappa_loss(labels, scores)
+    with pytest.raises(ValueError, match="swapped"):
+        fkt.KappaLoss()(labels.float(), scores)
+    # one score per row with (N,) targets: a regression head, not a swap
+    with pytest.raises(ValueError) as err:
+        fkt.kappa_loss(scores[:, 0], labels)
+    assert "continuous_qwk_loss" in str(err.value) and "swapped" not in str(err.value)
     # the channels-last hint applies: the swapped hint does not
     with pytest.raises(ValueError) as err:
         fkt.kappa_loss(logits[:, :, :3], masks)

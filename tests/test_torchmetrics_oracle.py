@@ -120,3 +120,23 @@ def test_bfloat16_scores_and_labels_read_exactly():
         t, x32, method="asymptotic").low
     assert fk.CohenKappa(n_classes=3).update(t, x).compute() == fk.cohen_kappa(t, x32)
     assert fk.cohen_kappa(t.bfloat16(), t.bfloat16()) == 1.0
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_loss_ignore_index_matches_torchmetrics(weights):
+    # the loss drops ignored rows on the target side only, as torchmetrics does (a row
+    # of probabilities has no predicted label): on one-hot probabilities its linear
+    # form is 1 - torchmetrics' kappa with the same ignore_index
+    fkt = pytest.importorskip("fastkappa.torch")
+    rng = np.random.default_rng(8)
+    k = 5
+    t = rng.integers(0, k, (6, 7, 7))
+    p = np.clip(t + rng.integers(-2, 3, t.shape), 0, k - 1)
+    t[:, :2] = 255  # void pixels
+    expected = float(tmf.multiclass_cohen_kappa(torch.from_numpy(p), torch.from_numpy(t),
+                                                num_classes=k, weights=weights,
+                                                ignore_index=255))
+    onehot = torch.nn.functional.one_hot(torch.from_numpy(p), k).movedim(-1, 1).double()
+    loss = fkt.kappa_loss(onehot, torch.from_numpy(t), weights=weights, form="linear",
+                          from_logits=False, ignore_index=255)
+    assert 1 - loss.item() == pytest.approx(expected, abs=1e-6)
