@@ -452,13 +452,20 @@ def agreement_heading(res) -> str:
             f"CI {how}")
 
 
+#: under a bootstrap table: its SE column is not what the p-values use
+_BOOTSTRAP_SE_NOTE = ("SE: standard deviation of the bootstrap replicates; p: from Gwet's "
+                      "asymptotic standard error (normal reference).")
+
+
 def agreement_text(res, spec: str = "") -> str:
+    note = [] if res.method == "asymptotic" else [_BOOTSTRAP_SE_NOTE]
     return "\n".join([agreement_heading(res),
-                      *text_table(agreement_table(res, spec), left=(0, 6))])
+                      *text_table(agreement_table(res, spec), left=(0, 6)), *note])
 
 
 def agreement_html(res) -> str:
-    return html_with_heading(agreement_heading(res), html_table(agreement_table(res)))
+    html = html_with_heading(agreement_heading(res), html_table(agreement_table(res)))
+    return html if res.method == "asymptotic" else f"{html}<p>{_BOOTSTRAP_SE_NOTE}</p>"
 
 
 def agreement_dict(res) -> dict[str, Any]:

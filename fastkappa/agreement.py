@@ -521,7 +521,7 @@ def _units(model: _r.Model, table: RatingsTable, clusters):
             "`clusters` must have one id per row of the long-format data "
             f"({len(table.row_item)}) or one per item in sorted item-id order "
             f"({table.n_input}); got {len(clusters)}.")
-    codes, n_clusters = encode_clusters(clusters, table.n_input, scored)
+    codes, n_clusters = encode_clusters(clusters, table.n_input, scored, omit=False)
     feats = kern._cluster_features(codes, item_type[scored], model.features,
                                    np.int64(n_clusters))
     uniq, cnt = distinct_float_rows(feats)
@@ -534,7 +534,7 @@ def _item_clusters(clusters, row_item: np.ndarray, n_items: int) -> np.ndarray:
     """One cluster code per item from one id per long-format row (constant per item)."""
     from ._core.units import encode_clusters
 
-    codes, _ = encode_clusters(clusters, len(row_item), None)
+    codes, _ = encode_clusters(clusters, len(row_item), None, omit=False)
     per_item = np.full(n_items, -1, dtype=np.int64)
     per_item[row_item] = codes
     clash = int(np.count_nonzero(per_item[row_item] != codes))
@@ -608,7 +608,9 @@ def agreement(
     O(items). The p-value tests H0: coefficient = 0 with Gwet's standard
     error and a normal reference (irrCAC uses a t distribution with n - 1
     degrees of freedom; the standard errors are the same). Interval bounds
-    are clipped to [-1, 1] ([0, 1] for percent agreement).
+    are clipped to [-1, 1] ([0, 1] for percent agreement), except that the
+    lower bound is not clipped when the estimate itself is below -1 (Fleiss'
+    kappa on partly rated items can be), as in irrCAC.
 
     References
     ----------
@@ -707,10 +709,13 @@ def _agreement(rows, table: RatingsTable, method, cl, n_resamples, seq, weights,
 def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
     from ._core.intervals import bootstrap_interval
 
-    bounds = (0.0, 1.0) if name == "percent_agreement" else (-1.0, 1.0)
     if not math.isfinite(estimate):
         _undefined(name)
         return AgreementRow(name, math.nan, math.nan, math.nan, math.nan, math.nan, method)
+    # an estimate below -1 (Fleiss' kappa on partly rated items can be) keeps an
+    # unclipped lower bound, as in irrCAC: clipped at -1 the interval would exclude it
+    bounds = (0.0, 1.0) if name == "percent_agreement" else (
+        -1.0 if estimate >= -1.0 else -math.inf, 1.0)
     z0 = estimate / se if se > 0 else math.nan
     p = math.erfc(abs(z0) / math.sqrt(2.0)) if math.isfinite(z0) else math.nan
     if method == "asymptotic":

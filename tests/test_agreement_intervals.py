@@ -56,6 +56,37 @@ def test_population_size_matches_irrcac(seed, k, n_raters, population, weights):
         assert res[name].standard_error == pytest.approx(float(r["se"]), abs=1e-10), name
 
 
+def test_interval_of_an_estimate_below_minus_one_contains_it():
+    # Fleiss' kappa on partly rated items can fall below -1 (irrCAC: -2.6, SE 0.28);
+    # the lower bound was clipped at -1, giving [-1, -1], which excludes the estimate
+    import irrCAC.raw as irr
+
+    x = np.array([[1, 0], [np.nan, 1], [1, np.nan]])
+    want = irr.CAC(pd.DataFrame(x)).fleiss()
+    row = fk.agreement(x, coefficients=["fleiss_kappa"])["fleiss_kappa"]
+    assert row.estimate == pytest.approx(want["est"]["coefficient_value"], abs=1e-12)
+    assert row.standard_error == pytest.approx(want["est"]["se"], abs=1e-12)
+    half = 1.959963984540054 * row.standard_error  # normal, where irrCAC takes t(n - 1)
+    assert (row.low, row.high) == pytest.approx((row.estimate - half, row.estimate + half))
+    with pytest.warns(fk.DegenerateIntervalWarning, match="replicates"):
+        boot = fk.agreement(x, coefficients=["fleiss_kappa"], method="percentile",
+                            n_resamples=200, seed=0)["fleiss_kappa"]
+    assert boot.low <= boot.estimate <= boot.high
+
+
+def test_missing_cluster_id_message_offers_no_nan_policy():
+    # it suggested nan_policy='omit', which the agreement functions do not take
+    x = np.array([[1, 1], [2, 2], [1, 2], [2, 2], [1, 1], [2, 1]])
+    msg = r"1 row with a missing id .* take no nan_policy: drop those rows first\)\.$"
+    with pytest.raises(ValueError, match=msg):
+        fk.agreement(x, clusters=[1, 2, np.nan, 1, 2, 3])
+    acc = fk.AgreementAccumulator().update([1, 1, 2, 2], [0, 1, 0, 1], [1, 1, 2, 1])
+    with pytest.raises(ValueError, match=msg):
+        acc.compute(clusters={1: "a", 2: None})
+    with pytest.raises(ValueError, match="or pass nan_policy='omit' to drop those rows"):
+        fk.kappa_ci([1, 2, 1], [1, 2, 2], clusters=[1, None, 2])
+
+
 def test_percent_agreement_se_matches_loops(rng):
     x = ratings(rng)
     res = fk.agreement(x, coefficients="percent_agreement", weights="linear")

@@ -101,16 +101,20 @@ def id_codes(ids, n_input: int, name: str) -> np.ndarray:
     return id_keys(col, n_input, name)[0]
 
 
-def missing_id_rows(codes: np.ndarray, nan_policy: str, name: str) -> np.ndarray | None:
+def missing_id_rows(codes: np.ndarray, nan_policy: str, name: str,
+                    omit: bool = True) -> np.ndarray | None:
     """Rows to keep when some ids are missing and ``nan_policy='omit'`` (else None);
-    an error naming ``nan_policy`` under ``'raise'``."""
+    an error under ``'raise'``, naming ``nan_policy`` when the caller takes it
+    (``omit``)."""
     missing = codes < 0
     if not missing.any():
         return None
     if nan_policy != "omit":
+        way = (", or pass nan_policy='omit' to drop those rows" if omit else
+               " (the agreement functions take no nan_policy: drop those rows first)")
         raise ValueError(
             f"`{name}` holds {rows_text(missing.sum())} with a missing id (NaN/None/null); "
-            "give every row an id, or pass nan_policy='omit' to drop those rows.")
+            f"give every row an id{way}.")
     return ~missing
 
 

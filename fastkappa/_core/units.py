@@ -393,11 +393,14 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
     ucell = ukey - ucl * n_cells
     unit_ptr = np.zeros(n_clusters + 1, dtype=np.int64)
     np.cumsum(np.bincount(ucl, minlength=n_clusters), out=unit_ptr[1:])
-    # types are found (and numbered) by the values' bits: taken with the largest
-    # brought into [0.5, 1) by an exact power of two, so that weights scaled by
-    # one (power-of-two) factor give the same types in the same order
-    top = float(uval.max()) if len(uval) else 0.0
-    shift = -int(np.frexp(top)[1]) if top > 0 else 0
+    # types are found (and ordered) by the values' bits: taken with the smallest
+    # positive value brought into [1, 2) by an exact power of two (counts stay as
+    # they are), so that weights scaled by one power-of-two factor give the same
+    # types in the same order
+    positive = uval[uval > 0]
+    shift = 1 - int(np.frexp(positive.min())[1]) if len(positive) else 0
+    if shift and not np.isfinite(np.ldexp(positive.max(), shift)):
+        shift = 0  # a range of weights past float64's: the bits as they are
     bits = (np.ldexp(uval, shift) if shift else uval).view(np.uint64)
     unit_type, reps = assign_types(unit_ptr, ucell, bits)
     counts = np.bincount(unit_type, minlength=len(reps))
@@ -413,7 +416,8 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
 MIN_RELIABLE_CLUSTERS = 30
 
 
-def encode_clusters(clusters, n_input: int, keep: np.ndarray | None) -> tuple[np.ndarray, int]:
+def encode_clusters(clusters, n_input: int, keep: np.ndarray | None,
+                    omit: bool = True) -> tuple[np.ndarray, int]:
     """Integer codes 0..C-1 of the cluster ids of the kept rows, and C.
 
     ``clusters`` is any 1-D array-like of ids (numbers, strings...) aligned
@@ -424,7 +428,7 @@ def encode_clusters(clusters, n_input: int, keep: np.ndarray | None) -> tuple[np
     :data:`MIN_RELIABLE_CLUSTERS` warn that it is unreliable.
     """
     codes = id_codes(clusters, n_input, "clusters")
-    missing_id_rows(codes, "raise", "clusters")
+    missing_id_rows(codes, "raise", "clusters", omit)  # omit: the caller takes nan_policy
     if keep is not None:
         codes = codes[keep]
     present = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
