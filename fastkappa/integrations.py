@@ -11,7 +11,10 @@ How predictions become classes, everywhere in this module:
 - (n, K) probabilities or margins (multiclass objectives): ``argmax``;
   column ``i`` is class ``i`` (``labels[i]`` when ``labels`` is given).
   A flat array of ``n * K`` values (LightGBM before 4.0) is read
-  class-major, as LightGBM wrote it.
+  class-major, as LightGBM wrote it.  :func:`make_qwk_scorer` reads a
+  classifier's ``predict_proba`` and ``decision_function`` as scikit-learn
+  passes them: columns in the order of its sorted ``classes_``, a binary
+  classifier's as one column (the second class above 0.5 or above 0).
 - 1-D floats (regression): cut at ``thresholds`` when given (class index =
   number of cut points ``<=`` prediction), otherwise rounded to the nearest
   class: the cut points are the midpoints between consecutive class values,
@@ -38,8 +41,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import weights as _weights
+from ._core.encode import check_labels
 from ._core.encoding import rows_text
 from ._install import install_hint
+from ._threshold_cuts import _thresholds_iv, fitted_labels
 from .metrics import cohen_kappa
 
 __all__ = [
@@ -62,12 +67,11 @@ def _as_array(x) -> np.ndarray:
 
 
 def _declared_classes(y_true, labels, n_classes) -> np.ndarray:
-    if labels is not None and n_classes is not None:
-        raise ValueError("pass either `labels` or `n_classes`, not both.")
+    """The classes (``labels`` and ``n_classes`` checked by :func:`_options`)."""
     if labels is not None:
         return _as_array(labels)
-    if n_classes is not None:  # checked as everywhere (2.7, "5" and True are errors)
-        return np.arange(_weights._check_n_classes(n_classes))
+    if n_classes is not None:
+        return np.arange(n_classes)
     y = _as_array(y_true)
     if y.dtype.kind == "f" and np.isnan(y).any():  # not "`labels` must not contain NaN"
         raise ValueError(
@@ -80,9 +84,11 @@ def _declared_classes(y_true, labels, n_classes) -> np.ndarray:
 
 def _midpoints(classes: np.ndarray) -> np.ndarray:
     if classes.dtype.kind not in "biuf":
+        shown = ", ".join(map(repr, classes[:5].tolist())) + (", ..." if len(classes) > 5
+                                                             else "")
         raise ValueError(
             "numeric predictions need `thresholds=` to become non-numeric classes "
-            f"(the classes are {list(classes[:5])}...); pass cut points, or numeric labels.")
+            f"(the classes are [{shown}]); pass cut points, or numeric labels.")
     c = classes.astype(np.float64)
     if len(c) > 1 and np.any(np.diff(c) <= 0):
         raise ValueError("rounding to the nearest class needs increasing numeric classes; "
@@ -136,11 +142,10 @@ def qwk_score(
     >>> qwk_score([0, 1, 2, 3], [0.2, 1.4, 2.6, 2.9], thresholds=[0.5, 1.5, 2.7])
     1.0
     """
+    thresholds = _options(thresholds, labels, n_classes, weights)["thresholds"]
     n = len(y_true)
     pred = _as_array(y_pred)
     if labels is None and n_classes is None and thresholds is not None:
-        from ._threshold_cuts import fitted_labels
-
         labels = fitted_labels(thresholds)  # fitted cuts name their classes
     if pred.ndim == 2 and pred.shape[1] == 1:
         pred = pred[:, 0]
@@ -159,10 +164,7 @@ def qwk_score(
         return cohen_kappa(y_true, pred, weights=weights, labels=labels, n_classes=n_classes,
                            sample_weight=sample_weight)
     if pred.dtype.kind in "biuf":
-        if pred.dtype.kind == "f" and np.isnan(pred).any():
-            raise ValueError(
-                f"`y_pred` holds NaN in {rows_text(np.isnan(pred).sum())}; the model's "
-                "predictions must be finite to be turned into classes.")
+        _check_finite(pred)
         classes = _declared_classes(y_true, labels, n_classes)
         if thresholds is None:
             thresholds = _midpoints(classes)
@@ -175,33 +177,51 @@ def qwk_score(
                        sample_weight=sample_weight)
 
 
+def _check_finite(pred: np.ndarray) -> None:
+    """1-D scores become classes only when finite (NaN or inf is a ValueError)."""
+    for what, bad in (("NaN", np.isnan(pred)), ("inf", np.isinf(pred))):
+        if bad.any():
+            raise ValueError(
+                f"`y_pred` holds {what} in {rows_text(bad.sum())}; the model's predictions "
+                "must be finite to be turned into classes.")
+
+
 def make_qwk_scorer(
     *,
     thresholds: ArrayLike | None = None,
     labels: ArrayLike | None = None,
     n_classes: int | None = None,
     weights: str | ArrayLike | None = "quadratic",
-    response_method: str = "predict",
+    response_method: str | list[str] = "predict",
 ) -> Any:
     """A scikit-learn scorer for ``cross_val_score``, ``GridSearchCV``...
 
     ``sklearn.metrics.make_scorer(qwk_score, ...)`` with these options
-    (greater is better).  Imports scikit-learn when called
-    (``pip install "fastkappa[sklearn]"``, or ``pip install -e ".[sklearn]"``
-    from a clone).
+    (greater is better), checked when the scorer is built.  Imports
+    scikit-learn when called (``pip install "fastkappa[sklearn]"``, or
+    ``pip install -e ".[sklearn]"`` from a clone).
 
     Parameters
     ----------
     thresholds, labels, n_classes, weights
         As in :func:`qwk_score`.  Declare the classes: a cross-validation
         fold that misses a grade would otherwise change the scale.
-    response_method : str, default 'predict'
-        Which estimator method gives the predictions ('predict' for
-        regressors and labels; 'predict_proba' for (n, K) probabilities).
-        A classifier's probability columns follow its sorted ``classes_``
-        (scikit-learn gives a binary one only the second): they are read
-        in that order and scored on ``labels`` in scale order, so every
-        declared class must be among the training fold's classes.
+        ``thresholds`` cut 1-D predictions, so they need
+        ``response_method='predict'``.
+    response_method : {'predict', 'predict_proba', 'decision_function'} or list, \
+default 'predict'
+        Which estimator method gives the predictions: 'predict' for
+        regressors (scores, rounded or cut) and for a classifier's labels;
+        'predict_proba' or 'decision_function' for a classifier's class
+        probabilities or margins, scored by argmax, which is the class
+        ``predict`` gives.  Their columns follow the classifier's sorted
+        ``classes_``; they are read in that order and scored on ``labels``
+        in scale order, so each training fold must hold exactly the
+        declared classes.  A binary classifier gives one column, the second
+        class's probability or margin: the second class above 0.5 or above
+        0, else the first.  A list names methods in order of preference:
+        scikit-learn calls the first one the estimator has, and the
+        predictions are read as that method's.
 
     Returns
     -------
@@ -211,13 +231,18 @@ def make_qwk_scorer(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.linear_model import LogisticRegression, Ridge
     >>> from sklearn.model_selection import cross_val_score
     >>> from fastkappa.integrations import make_qwk_scorer
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 3))
     >>> y = np.clip(np.round(X @ [1.0, 0.5, 0.0] + 2), 0, 4).astype(int)
     >>> scores = cross_val_score(Ridge(), X, y, cv=3, scoring=make_qwk_scorer(n_classes=5))
+    >>> bool(scores.min() > 0.8)
+    True
+    >>> grades = np.array(["none", "mild", "moderate", "severe", "proliferative"])
+    >>> scorer = make_qwk_scorer(labels=grades, response_method="decision_function")
+    >>> scores = cross_val_score(LogisticRegression(), X, grades[y], cv=3, scoring=scorer)
     >>> bool(scores.min() > 0.8)
     True
     """
@@ -227,38 +252,90 @@ def make_qwk_scorer(
         raise ImportError("make_qwk_scorer builds a scikit-learn scorer and needs "
                           f"scikit-learn; {install_hint('sklearn')}") from None
 
-    _options(thresholds, labels, n_classes, weights)  # fail now, not as nan scores per fold
-    if n_classes is not None:
-        _weights._check_n_classes(n_classes)
-    kwargs = {"weights": weights}
-    for key, value in (("thresholds", thresholds), ("labels", labels),
-                       ("n_classes", n_classes)):
-        if value is not None:
-            kwargs[key] = value
-    score = _qwk_of_probabilities if response_method == "predict_proba" else qwk_score
-    return make_scorer(score, greater_is_better=True, response_method=response_method,
-                       **kwargs)
+    options = _options(thresholds, labels, n_classes, weights)  # not nan scores per fold
+    kwargs = {key: value for key, value in options.items()
+              if value is not None or key == "weights"}
+    methods = _response_methods(response_method, thresholds)
+    by_method = {method: make_scorer(_SCORE_OF[method], greater_is_better=True,
+                                     response_method=method, **kwargs)
+                 for method in methods}
+    if isinstance(response_method, str):
+        return by_method[response_method]
+    from ._sklearn_scorer import FirstMethodScorer
+
+    return FirstMethodScorer(by_method, kwargs)
 
 
-def _qwk_of_probabilities(y_true, y_pred, *, labels=None, n_classes=None, **kwargs) -> float:
-    """:func:`qwk_score` of a classifier's ``predict_proba`` as a scikit-learn scorer
-    passes it: columns in the order of the sorted classes (``classes_``), a binary
-    classifier's as the second column alone."""
-    pred = _as_array(y_pred).astype(np.float64, copy=False)
-    if pred.ndim == 1:  # the positive class's probability
-        pred = np.column_stack([1.0 - pred, pred])
-    declared = (_as_array(labels) if labels is not None else
-                np.arange(n_classes) if n_classes is not None else np.unique(_as_array(y_true)))
-    if pred.ndim != 2 or pred.shape[1] != len(declared):
+def _response_methods(response_method, thresholds) -> list[str]:
+    """``make_qwk_scorer``'s ``response_method`` as a list of names, checked."""
+    methods = [response_method] if isinstance(response_method, str) else (
+        list(response_method) if isinstance(response_method, (list, tuple)) else [])
+    if not methods or any(m not in _SCORE_OF for m in methods):
         raise ValueError(
-            f"the classifier's probabilities have {pred.shape[-1]} columns but there are "
-            f"{len(declared)} classes; with response_method='predict_proba' every class "
-            "must be among the classes of each training fold (or score "
-            "response_method='predict').")
+            "`response_method` must be 'predict', 'predict_proba', 'decision_function' or "
+            f"a list of them in order of preference; got {response_method!r}.")
+    if thresholds is not None and methods != ["predict"]:
+        raise ValueError(
+            "`thresholds` cut 1-D predictions (a regressor's, with "
+            f"response_method='predict'); response_method={response_method!r} gives class "
+            "probabilities or margins, scored by argmax. Leave out `thresholds`, or use "
+            "response_method='predict'.")
+    return methods
+
+
+def _qwk_of_probabilities(y_true, y_pred, *, labels=None, n_classes=None,
+                          weights="quadratic", sample_weight=None) -> float:
+    """:func:`qwk_score` of ``predict_proba`` as a scikit-learn scorer passes it
+    (see :func:`_qwk_of_class_scores`); a binary classifier's is the second
+    class's probability."""
+    p = _as_array(y_pred).astype(np.float64, copy=False)
+    return _qwk_of_class_scores(y_true, np.column_stack([1.0 - p, p]) if p.ndim == 1 else p,
+                                labels, n_classes, weights, sample_weight, "predict_proba")
+
+
+def _qwk_of_margins(y_true, y_pred, *, labels=None, n_classes=None,
+                    weights="quadratic", sample_weight=None) -> float:
+    """:func:`qwk_score` of ``decision_function`` as a scikit-learn scorer passes it
+    (see :func:`_qwk_of_class_scores`); a binary classifier's is the second
+    class's margin, positive for that class."""
+    m = _as_array(y_pred).astype(np.float64, copy=False)
+    return _qwk_of_class_scores(y_true, np.column_stack([-m, m]) if m.ndim == 1 else m,
+                                labels, n_classes, weights, sample_weight,
+                                "decision_function")
+
+
+def _qwk_of_class_scores(y_true, scores, labels, n_classes, weights, sample_weight,
+                         method: str) -> float:
+    """:func:`qwk_score` of (n, K) class scores whose columns follow the sorted
+    classes (a classifier's ``classes_``), scored on the classes in scale order.
+
+    A binary classifier's single column was made two, ``[first, second]``, so
+    that argmax gives the second class only above 0.5 (probabilities) or 0
+    (margins), as ``predict`` does."""
+    declared = _declared_classes(y_true, labels, n_classes)
+    if scores.ndim != 2 or scores.shape[1] != len(declared):
+        columns = scores.shape[-1] if scores.ndim == 2 else 1
+        if labels is None and n_classes is None:
+            raise ValueError(
+                f"the classifier's {method} has {columns} class columns but this fold's "
+                f"`y_true` holds {len(declared)} classes; declare the scale on the scorer, "
+                "make_qwk_scorer(labels=...) or make_qwk_scorer(n_classes=...), so that a "
+                "fold that lacks a class keeps it.")
+        raise ValueError(
+            f"the classifier's {method} has {columns} class columns (it was fitted on "
+            f"{columns} classes) but {len(declared)} are declared; each training fold must "
+            "hold exactly the declared classes (stratify the folds), or score with "
+            "response_method='predict'.")
     # column j is the j-th class in sorted order (as classes_ is): the declared
     # classes, in scale order, pick their columns
     order = np.argsort(np.argsort(declared, kind="stable"), kind="stable")
-    return qwk_score(y_true, pred[:, order], labels=declared, **kwargs)
+    return qwk_score(y_true, scores[:, order], labels=declared, weights=weights,
+                     sample_weight=sample_weight)
+
+
+#: how make_qwk_scorer reads each response method's predictions
+_SCORE_OF = {"predict": qwk_score, "predict_proba": _qwk_of_probabilities,
+             "decision_function": _qwk_of_margins}
 
 
 _EVAL_OPTIONS_DOC = """Parameters
@@ -281,12 +358,29 @@ _EVAL_OPTIONS_DOC = """Parameters
 
 
 def _options(thresholds, labels, n_classes, weights) -> dict:
-    if labels is not None and n_classes is not None:
-        raise ValueError("pass either `labels` or `n_classes`, not both.")
-    from ._threshold_cuts import fitted_labels
-
-    if thresholds is not None and fitted_labels(thresholds) is None:
-        thresholds = np.asarray(thresholds, float)  # fitted cuts keep the classes they name
+    """The options of :func:`qwk_score`, checked once where they are given (every
+    function here takes them), so that a bad one is an error when a scorer or
+    metric is built, not nan in every fold.  Fitted cut points are kept as
+    they are (they name their classes); others become float64."""
+    declared, _ = check_labels(labels, n_classes)
+    n_declared = None if declared is None else len(declared)
+    if thresholds is not None:  # fitted cuts (Thresholds) hold one label per class
+        cuts = _thresholds_iv(thresholds)
+        if len(cuts) == 0:
+            raise ValueError("`thresholds` must hold at least one cut point (K - 1 for K "
+                             "classes); leave it out to round to the nearest class.")
+        if n_declared is not None and n_declared != len(cuts) + 1:
+            raise ValueError(
+                f"`thresholds` has {len(cuts)} cut points ({len(cuts) + 1} classes) but "
+                f"`{'labels' if labels is not None else 'n_classes'}` declares {n_declared}"
+                "; pass K - 1 cut points for K classes.")
+        n_declared = len(cuts) + 1
+        if fitted_labels(thresholds) is None:
+            thresholds = cuts
+    if not _weights.is_named(weights):  # unknown names raise here
+        if n_declared is None:  # the classes come from the data: check the matrix alone
+            n_declared = max((*np.shape(weights)[:1], 1))
+        _weights.weight_matrix(n_declared, weights)
     return {"thresholds": thresholds, "labels": labels, "n_classes": n_classes,
             "weights": weights}
 

@@ -475,3 +475,195 @@ def test_nan_in_y_true_is_named_as_such():
     # it said "`labels` must not contain NaN", of an argument that was not passed
     with pytest.raises(ValueError, match=r"`y_true` holds NaN in 1 row"):
         qwk_score([0, 1, np.nan, 2], [0.1, 1.0, 2.0, 2.0])
+
+
+# --------------------------------------------------------------------------- class scores
+
+
+def _graded_classifier_data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 3))
+    grade = np.digitize(X @ [1.0, 0.5, 0.0] + rng.normal(0, 0.3, 600), [-1.2, -0.4, 0.4, 1.2])
+    return X, grade
+
+
+_SCALE = ["none", "mild", "moderate", "severe", "proliferative"]
+
+
+def _by_predict(clf, X, y, labels):
+    """scikit-learn's own numbers: its QWK of the classifier's predict."""
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import KFold, cross_val_score
+
+    return cross_val_score(clf, X, y, cv=KFold(3, shuffle=True, random_state=0),
+                           scoring=make_scorer(cohen_kappa_score, weights="quadratic",
+                                               labels=labels))
+
+
+def _by_scorer(clf, X, y, **options):
+    from sklearn.model_selection import KFold, cross_val_score
+
+    return cross_val_score(clf, X, y, cv=KFold(3, shuffle=True, random_state=0),
+                           scoring=make_qwk_scorer(**options), error_score="raise")
+
+
+@pytest.mark.parametrize("scale", [_SCALE, [40, 30, 20, 10, 0]])
+def test_decision_function_scorer_reads_columns_in_classes_order(scale):
+    # the columns follow the sorted classes_; they were read in `labels` order (QWK
+    # 0.57 for string grades where predict gives 0.90, -0.88 for descending grades)
+    from sklearn.linear_model import LogisticRegression
+
+    X, grade = _graded_classifier_data()
+    y = np.asarray(scale, dtype=object if isinstance(scale[0], str) else None)[grade]
+    clf = LogisticRegression(max_iter=1000)
+    want = _by_predict(clf, X, y, scale)
+    assert want.min() > 0.8
+    np.testing.assert_allclose(
+        _by_scorer(clf, X, y, labels=scale, response_method="decision_function"), want,
+        atol=1e-12)
+
+
+@pytest.mark.parametrize("labels", [[0, 1], [1, 0], ["no", "yes"], ["yes", "no"]])
+def test_binary_decision_function_is_a_margin(labels):
+    # one column of margins: class classes_[1] above 0 (it was rounded at 0.5 as a
+    # score, and string classes raised "numeric predictions need `thresholds=`")
+    from sklearn.linear_model import LogisticRegression
+
+    X, grade = _graded_classifier_data()
+    y = np.asarray(sorted(labels), dtype=object if isinstance(labels[0], str) else None)[
+        (grade >= 3).astype(int)]
+    clf = LogisticRegression(max_iter=1000)
+    want = _by_predict(clf, X, y, labels)
+    assert want.min() > 0.8
+    for method in ("decision_function", "predict_proba"):
+        np.testing.assert_allclose(
+            _by_scorer(clf, X, y, labels=labels, response_method=method), want, atol=1e-12)
+
+
+def test_list_of_response_methods_reads_the_method_scikit_learn_called():
+    # scikit-learn calls the first method of the list the estimator has; the
+    # predictions were read as labels or rounded scores whatever the method was
+    import pickle
+
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    X, grade = _graded_classifier_data()
+    y = np.asarray(_SCALE, dtype=object)[grade]
+    binary = np.where(grade >= 3, "yes", "no")
+    either = ["predict_proba", "decision_function"]
+    for clf in (LogisticRegression(max_iter=1000), SVC(kernel="linear")):  # SVC: no proba
+        for target, labels in ((y, _SCALE), (binary, ["no", "yes"])):
+            want = _by_predict(clf, X, target, labels)
+            np.testing.assert_allclose(
+                _by_scorer(clf, X, target, labels=labels, response_method=either), want,
+                atol=1e-12)
+    # a regressor has neither method here: its predict is rounded, as by default
+    np.testing.assert_allclose(
+        _by_scorer(Ridge(), X, grade, n_classes=5,
+                   response_method=["decision_function", "predict"]),
+        _by_scorer(Ridge(), X, grade, n_classes=5), atol=1e-12)
+    scorer = make_qwk_scorer(labels=_SCALE, response_method=either)
+    assert "response_method=['predict_proba', 'decision_function']" in repr(scorer)
+    search = GridSearchCV(LogisticRegression(max_iter=1000), {"C": [0.1, 1.0]}, cv=3,
+                          scoring=scorer).fit(X, y)
+    again = pickle.loads(pickle.dumps(search))  # a fitted search holding the scorer saves
+    assert again.scorer_(again.best_estimator_, X, y) == search.scorer_(
+        search.best_estimator_, X, y) > 0.8
+
+
+# --------------------------------------------------------------------------- options when built
+
+
+_FACTORIES = [make_qwk_scorer, lightgbm_eval_metric, lightgbm_sklearn_eval_metric,
+              xgboost_eval_metric, xgboost_sklearn_eval_metric]
+
+
+@pytest.mark.parametrize("factory", _FACTORIES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize(("options", "match"), [
+    ({"weights": "quad"}, r"`weights` must be None, 'linear', 'quadratic'"),
+    ({"weights": np.ones((3, 3))}, "zero on the diagonal"),
+    ({"weights": 1 - np.eye(3), "n_classes": 5}, r"shape \(K, K\) = \(5, 5\)"),
+    ({"weights": 1 - np.eye(3), "thresholds": [0.5]}, r"shape \(K, K\) = \(2, 2\)"),
+    ({"thresholds": [2, 1]}, "strictly increasing"),
+    ({"thresholds": [0.5, np.nan]}, "finite"),
+    ({"thresholds": []}, "at least one cut point"),
+    ({"thresholds": ["a", "b"]}, "numeric cut points"),
+    ({"labels": [0, 1, 2, 3], "thresholds": [0.5, 1.5, 2.5, 3.5]},
+     r"`thresholds` has 4 cut points \(5 classes\) but `labels` declares 4"),
+    ({"n_classes": 5, "thresholds": [0.5, 1.5]},
+     r"`thresholds` has 2 cut points \(3 classes\) but `n_classes` declares 5"),
+    ({"labels": [0, 1, 1]}, "must not repeat a class"),
+    ({"n_classes": 2.5}, "`n_classes` must be a positive integer"),
+])
+def test_options_are_checked_when_built(factory, options, match):
+    # each was accepted, then every fold or boosting round scored nan (or raised)
+    with pytest.raises(ValueError, match=match):
+        factory(**options)
+
+
+@pytest.mark.parametrize(("options", "match"), [
+    ({"response_method": "predict_log_proba"}, "`response_method` must be 'predict', "),
+    ({"response_method": []}, "`response_method` must be 'predict', "),
+    ({"response_method": ["predict", "score"]}, r"got \['predict', 'score'\]"),
+    ({"response_method": "predict_proba", "thresholds": [0.5]},
+     "`thresholds` cut 1-D predictions.*response_method='predict'"),
+])
+def test_make_qwk_scorer_checks_response_method_when_built(options, match):
+    with pytest.raises(ValueError, match=match):
+        make_qwk_scorer(**options)
+
+
+def test_fitted_cuts_declare_their_classes_when_built():
+    cuts = fk.Thresholds([0.5, 1.5], labels=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"3 classes\) but `labels` declares 4"):
+        lightgbm_sklearn_eval_metric(thresholds=cuts, labels=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match=r"shape \(K, K\) = \(3, 3\)"):
+        make_qwk_scorer(thresholds=cuts, weights=1 - np.eye(4))
+    assert lightgbm_sklearn_eval_metric(thresholds=cuts)([0, 1, 2], [0.1, 1.0, 2.0],
+                                                         None) == ("qwk", 1.0, True)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_qwk_score_messages_name_what_is_wrong():
+    # the cut points were called `y_pred`'s; classes printed as [np.str_('none'), ...]
+    # with "..." after the whole list; inf was called "finite or NaN", though NaN is
+    # refused too
+    with pytest.raises(ValueError, match=r"`thresholds` has 2 cut points \(3 classes\)"):
+        qwk_score([0, 1, 2, 3, 4], [0.0, 1, 2, 3, 4], thresholds=[0.5, 1.5], n_classes=5)
+    with pytest.raises(ValueError, match=r"the classes are \['none', 'mild', 'moderate', "
+                                         r"'severe', 'proliferative'\]\)"):
+        qwk_score(np.array(_SCALE), [0.1, 1, 2, 3, 4.0], labels=np.array(_SCALE))
+    with pytest.raises(ValueError, match=r"\['a', 'b', 'c', 'd', 'e', \.\.\.\]"):
+        qwk_score(list("abcdef"), np.arange(6.0), labels=list("abcdef"))
+    with pytest.raises(ValueError, match=r"`y_pred` holds inf in 2 rows; the model's "
+                                         "predictions must be finite"):
+        qwk_score([0, 1, 2], [-np.inf, 1.3, np.inf])
+
+
+def test_predict_proba_scorer_asks_for_the_scale_when_a_fold_lacks_a_class():
+    # it said "every class must be among the classes of each training fold"
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    X, grade = _graded_classifier_data()
+    cv = [(np.arange(len(grade)), np.flatnonzero(grade != 0))]  # a test fold lacks grade 0
+    clf = LogisticRegression(max_iter=1000)
+    for method in ("predict_proba", "decision_function"):
+        with pytest.raises(ValueError, match=r"this fold's `y_true` holds 4 classes; "
+                                             r"declare the scale on the scorer, "
+                                             r"make_qwk_scorer\(labels=\.\.\.\) or "
+                                             r"make_qwk_scorer\(n_classes=\.\.\.\)"):
+            cross_val_score(clf, X, grade, cv=cv, error_score="raise",
+                            scoring=make_qwk_scorer(response_method=method))
+        got = cross_val_score(clf, X, grade, cv=cv, error_score="raise",
+                              scoring=make_qwk_scorer(n_classes=5, response_method=method))
+        np.testing.assert_allclose(got, cross_val_score(
+            clf, X, grade, cv=cv, scoring=make_qwk_scorer(n_classes=5)), atol=1e-12)
+    with pytest.raises(ValueError, match=r"fitted on 5 classes\) but 6 are declared; "
+                                         "each training fold must hold exactly"):
+        cross_val_score(clf, X, grade, cv=cv, error_score="raise",
+                        scoring=make_qwk_scorer(n_classes=6, response_method="predict_proba"))
