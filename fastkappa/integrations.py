@@ -43,8 +43,9 @@ from numpy.typing import ArrayLike
 from ._core import weights as _weights
 from ._core.encode import check_labels
 from ._core.encoding import rows_text
+from ._core.options import check_thresholds
 from ._install import install_hint
-from ._threshold_cuts import _thresholds_iv, fitted_labels
+from ._threshold_cuts import fitted_labels
 from .metrics import cohen_kappa
 
 __all__ = [
@@ -365,10 +366,7 @@ def _options(thresholds, labels, n_classes, weights) -> dict:
     declared, _ = check_labels(labels, n_classes)
     n_declared = None if declared is None else len(declared)
     if thresholds is not None:  # fitted cuts (Thresholds) hold one label per class
-        cuts = _thresholds_iv(thresholds)
-        if len(cuts) == 0:
-            raise ValueError("`thresholds` must hold at least one cut point (K - 1 for K "
-                             "classes); leave it out to round to the nearest class.")
+        cuts = check_thresholds(thresholds)  # at least one
         if n_declared is not None and n_declared != len(cuts) + 1:
             raise ValueError(
                 f"`thresholds` has {len(cuts)} cut points ({len(cuts) + 1} classes) but "

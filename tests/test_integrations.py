@@ -588,7 +588,7 @@ _FACTORIES = [make_qwk_scorer, lightgbm_eval_metric, lightgbm_sklearn_eval_metri
     ({"weights": 1 - np.eye(3), "thresholds": [0.5]}, r"shape \(K, K\) = \(2, 2\)"),
     ({"thresholds": [2, 1]}, "strictly increasing"),
     ({"thresholds": [0.5, np.nan]}, "finite"),
-    ({"thresholds": []}, "at least one cut point"),
+    ({"thresholds": []}, "non-empty 1-D array of cut points"),
     ({"thresholds": ["a", "b"]}, "numeric cut points"),
     ({"labels": [0, 1, 2, 3], "thresholds": [0.5, 1.5, 2.5, 3.5]},
      r"`thresholds` has 4 cut points \(5 classes\) but `labels` declares 4"),
