@@ -40,6 +40,7 @@ class WarmupReport:
     #: kernel name -> (signatures, loaded from the cache, compiled now)
     kernels: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    #: the folder the kernels are cached in ("" when no folder is usable)
     cache_dir: str = ""
 
     #: kernels only other kernels call (compiled, or loaded, inside their callers)
@@ -351,7 +352,8 @@ def warmup(*, n_small: int = 2000, n_large: int = 0,
     from ._core.units import parallel_drivers
     from ._kernels import _cache
 
-    report = WarmupReport(cache_dir=str(_cache.cache_dir()))
+    folder = _cache.cache_dir()
+    report = WarmupReport(cache_dir="" if folder is None else str(folder))
     start = time.perf_counter()
     with warnings.catch_warnings(), parallel_drivers():
         # the synthetic data is built to reach code paths, not to give clean numbers

@@ -131,3 +131,44 @@ def test_kernel_locator_uses_the_folder_stamp():
     py_file = func.__code__.co_filename
     locator = _cache._UserFolderLocator(func, py_file, _cache.cache_dir())
     assert locator.get_source_stamp() == _cache._folder_stamp(os.path.dirname(py_file))
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_shared_temporary_folder_is_used_only_when_private(clean_env, tmp_path):
+    # numba unpickles the cache's index files: a folder another user made first in
+    # the shared temporary folder (or one others may write to) let them run code as
+    # the current user. It is now created 0700 and used only while private.
+    mp = clean_env
+    temp = tmp_path / "fastkappa-someone"
+    mp.setattr(_cache, "_temp_cache_dir", lambda: temp)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    mp.setattr(_cache, "user_cache_dir", lambda: blocker / "sub")  # not creatable
+
+    def f():
+        return 1
+
+    assert list(_cache._candidate_roots()) == [blocker / "sub", temp]  # rank 1: temporary
+    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is not None
+    assert temp.stat().st_mode & 0o777 == 0o700 and _cache.cache_dir() == temp
+    temp.chmod(0o777)  # writable by others: refused
+    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is None
+    assert _cache.cache_dir() is None
+    temp.chmod(0o700)
+    uid = os.getuid()
+    mp.setattr(_cache.os, "getuid", lambda: uid + 1)  # another user's folder
+    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is None
+    assert _cache.cache_dir() is None
+    mp.undo()
+    mp.setattr(_cache.config, "CACHE_DIR", "")
+    for var in (_cache.ENV_VAR, "NUMBA_CACHE_DIR"):
+        mp.delenv(var, raising=False)
+    link = tmp_path / "link"
+    link.symlink_to(temp, target_is_directory=True)  # a link, even to our folder
+    mp.setattr(_cache, "_temp_cache_dir", lambda: link)
+    mp.setattr(_cache, "user_cache_dir", lambda: blocker / "sub")
+    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is None
+    # cache_dir() names the folder in use, not the first candidate
+    mp.setenv(_cache.ENV_VAR, str(blocker / "own"))
+    mp.setattr(_cache, "user_cache_dir", lambda: tmp_path / "user")
+    assert _cache.cache_dir() == tmp_path / "user"

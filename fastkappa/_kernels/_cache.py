@@ -15,8 +15,12 @@ found wins:
    ``~/Library/Caches/fastkappa`` on macOS, ``%LOCALAPPDATA%\\fastkappa\\Cache``
    on Windows;
 4. ``<temporary folder>/fastkappa-<user>`` when the one above is not writable.
+   The temporary folder is shared by every user, and numba reads its index
+   files with ``pickle``: this folder is created private (mode 0700) and used
+   only while it is a folder of the current user that no one else may write
+   to (a folder someone else made first is never used).
 
-When none is writable the kernels still run, compiled in each new process.
+When none is usable the kernels still run, compiled in each new process.
 Inside the folder numba keeps one sub-folder per source folder (its name plus
 a hash of its path), so two installs of fastkappa never share entries, and an
 entry is used only while its source file's content is unchanged.
@@ -31,6 +35,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -64,11 +69,44 @@ def _temp_cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"fastkappa-{user}"
 
 
-def cache_dir() -> Path:
-    """The folder fastkappa's kernels are cached in now (rules in the module docstring)."""
+def cache_dir() -> Path | None:
+    """The folder fastkappa's kernels are cached in now: the first candidate (rules
+    in the module docstring) that can be used, or None when none can."""
     for root in _candidate_roots():
-        return root
-    raise AssertionError("unreachable: the temporary folder is always a candidate")
+        if _usable(root):
+            return root
+    return None
+
+
+def _usable(root: Path) -> bool:
+    """Whether kernels can be cached under ``root``: creatable and writable and,
+    for the shared temporary candidate, private to the current user."""
+    if root == _temp_cache_dir() and not _private_folder(root):
+        return False
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(root, os.W_OK | os.X_OK)
+
+
+def _private_folder(root: Path) -> bool:
+    """``root`` created with mode 0700 if missing; True only when it is a real
+    folder (not a link) owned by the current user, writable by no one else."""
+    if not hasattr(os, "getuid"):  # Windows: the temporary folder is per user
+        return True
+    try:
+        root.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        st = os.lstat(root)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def _candidate_roots():
@@ -107,6 +145,8 @@ class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
         roots = list(_candidate_roots())
         if cls._rank >= len(roots) or not os.path.exists(py_file):
             return None
+        if roots[cls._rank] == _temp_cache_dir() and not _private_folder(roots[cls._rank]):
+            return None  # another user's folder, or one others may write to
         self = cls(py_func, py_file, roots[cls._rank])
         try:
             self.ensure_cache_path()

@@ -25,7 +25,9 @@ def warmup(*, show_steps: bool = False) -> Output:
     report = compile_all(progress=progress)
     d = report.to_dict()
     called = d["n_kernels"] - len(report.inner) - len(report.unused)
-    lines = [f"fastkappa warmup: kernels cached in {report.cache_dir}"]
+    lines = [f"fastkappa warmup: kernels cached in {report.cache_dir}" if report.cache_dir
+             else "fastkappa warmup: no cache folder can be written (set FASTKAPPA_CACHE_DIR "
+                  "to a writable folder); kernels are compiled in each new process"]
     lines += [f"  {sec:7.2f} s  {step}" for step, sec in report.steps]
     lines.append(
         f"{called} kernels called from Python, {len(report.inner)} inner kernels compiled "
