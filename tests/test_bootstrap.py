@@ -861,3 +861,37 @@ def test_weighted_results_do_not_depend_on_the_weights_scale(scale):
     got, n_got = results(scale * base)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     np.testing.assert_allclose(n_got, scale * n_want, rtol=1e-15)
+
+
+_FORK_SCRIPT = """
+import multiprocessing as mp, sys
+import numpy as np, numba, fastkappa as fk
+rng = np.random.default_rng(0)
+t = rng.integers(0, 5, 400_000)
+p = np.clip(t + rng.integers(-1, 2, t.size), 0, 4)
+def job(i):
+    return (fk.cohen_kappa(t, p, weights="quadratic"),
+            fk.kappa_ci(t, p, n_resamples=200, seed=i).low)
+if __name__ == "__main__":
+    want = [job(i) for i in range(2)]  # parallel kernels run in the parent first
+    print(numba.threading_layer())
+    with mp.get_context("fork").Pool(2) as pool:
+        got = pool.map_async(job, range(2)).get(timeout=120)
+    print(got == want)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_forked_children_after_openmp_kernels_run_and_agree(tmp_path):
+    # GNU OpenMP aborts a forked child that starts a parallel region ("fork() called
+    # from a process already using GNU OpenMP"): a fork Pool after any parallel
+    # kernel in the parent hung. Such children now run the serial twins.
+    script = tmp_path / "fork_pool.py"
+    script.write_text(_FORK_SCRIPT)
+    env = dict(os.environ, NUMBA_THREADING_LAYER="omp")
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    if "No threading layer could be loaded" in proc.stderr:
+        pytest.skip("numba's OpenMP layer is not available here")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["omp", "True"], proc.stdout + proc.stderr[-2000:]

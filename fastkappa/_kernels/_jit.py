@@ -37,6 +37,28 @@ def _known_thread_safety() -> bool | None:
     return layer in _THREAD_SAFE_LAYERS
 
 
+#: True in a process forked after the parent ran a parallel kernel on the OpenMP
+#: layer: GNU OpenMP aborts a child that starts a parallel region ("fork() called
+#: from a process already using GNU OpenMP"), and a multiprocessing pool then
+#: hangs.  Such a child runs every parallel kernel's serial twin instead (the same
+#: fixed blocks, so the same result).
+_forked_after_omp = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_omp
+    if _layer_thread_safe is None:  # no parallel kernel ran: numba has no layer yet
+        return
+    try:
+        _forked_after_omp = numba.threading_layer() == "omp"
+    except ValueError:
+        pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def run_parallel(kernel, *args):
     """Call parallel ``kernel``: directly when the threading layer is thread-safe,
     else holding one process-wide lock (the first call always holds it, since
@@ -190,9 +212,18 @@ def jit(*, parallel: bool = False, fastmath: bool = False,
         def call(*args):
             if canonical:
                 args = canonical_args(args, canonical)
+            if parallel and _forked_after_omp:
+                return _serial_of(call)(*args)
             if parallel:
                 return run_parallel(dispatcher, *args)
             return dispatcher(*args)
+
+        def _serial_of(call):
+            twin = getattr(call, "serial", None)
+            if twin is None:  # compiled once, in the forked child that needs it
+                twin = call.serial = decorate(_twin_function(func, "_serial"),
+                                              parallel=False)
+            return twin
 
         call.dispatcher = dispatcher
         call.parallel = parallel
