@@ -400,3 +400,27 @@ def test_threshold_merge_fills_the_callers_arrays_and_refuses_short_ones(rng):
         short = list(tk._merge_scratch(offsets, K, len(s_part)))
         short[i] = short[i][:-1]
         assert tuple(tk._merge_blocks(s_part, offsets, no_sw, w, True, *short)) == (-1, -1)
+
+
+def test_after_a_fork_from_openmp_parallel_kernels_run_their_serial_twins(rng, monkeypatch):
+    # the state a forked child of an OpenMP parent is in (tested end to end with a
+    # fork Pool in test_bootstrap.py): every parallel kernel runs single-threaded,
+    # twins compiled on demand where a kernel has none, with the same numbers
+    from fastkappa._kernels import _jit
+
+    n = 1 << 19  # above the parallel threshold
+    t = rng.integers(0, 5, n)
+    p = np.clip(t + rng.integers(-1, 2, n), 0, 4)
+    w = rng.random(n)
+    want = (fk.confusion_matrix(t, p), fk.cohen_kappa(t, p, sample_weight=w),
+            fk.kappa_ci(t, p, n_resamples=100, seed=1).low)
+    monkeypatch.setattr(_jit, "_forked_after_omp", True)
+    got = (fk.confusion_matrix(t, p), fk.cohen_kappa(t, p, sample_weight=w),
+           fk.kappa_ci(t, p, n_resamples=100, seed=1).low)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1:] == want[1:]
+    # the hook sets the flag in a child only when the parent ran on OpenMP
+    monkeypatch.setattr(_jit, "_forked_after_omp", False)
+    monkeypatch.setattr(_jit, "_layer_thread_safe", None)
+    _jit._after_fork_in_child()
+    assert _jit._forked_after_omp is False
