@@ -655,7 +655,9 @@ def bootstrap_kappas(units: Units, wmat: np.ndarray, n_resamples: int,
     kern = _kernels()
     seeds = block_seeds(seed, n_resamples)
     if by_index is None:
-        by_index = units.by_index
+        # iid cells of many classes: the sparse draw costs O(cells + K) a replicate,
+        # drawing units by index O(units + K^2) however few the cells
+        by_index = units.by_index and not sparse_cells(units)
     if by_index:
         return run_driver(kern._bootstrap_kappa_units, kern._bootstrap_kappa_units_serial,
                           n_resamples * units.n_units, units.unit_type(), units.type_ptr,
