@@ -34,7 +34,7 @@ import numpy as np
 
 from ._core.config import MAX_CLASSES
 from ._core.dispatch import use_serial_kernels
-from ._core.options import check_ignore_undeclared
+from ._core.options import check_ignore_undeclared, check_nan_policy
 from ._core.stand_ins import ColdStandIn
 from ._core.weights import is_unweighted as _unweighted
 from ._file_columns import (
@@ -59,9 +59,6 @@ from ._io import (
 from .agreement_files import agreement_file
 
 __all__ = ["DataError", "agreement_file", "score_file"]
-
-#: nan_policy choices of the file readers
-NAN_POLICIES = ("raise", "omit")
 
 
 def score_file(
@@ -303,8 +300,7 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
     from ._core.intervals import _kappa_ci_iv
     from .streaming import CohenKappa
 
-    if nan_policy not in NAN_POLICIES:
-        raise ValueError(f"`nan_policy` must be one of {NAN_POLICIES}; got {nan_policy!r}.")
+    check_nan_policy(nan_policy)
     for name, col in (("true", true), ("pred", pred)):
         if not isinstance(col, str):
             raise ValueError(f"`{name}=` names a column (a string); got {col!r}.")

@@ -131,7 +131,7 @@ def test_score_file_nan_policy(tmp_path):
         fk.files.score_file(path, true="y", pred="p")
     got = fk.files.score_file(path, true="y", pred="p", nan_policy="omit")
     assert got == pytest.approx(cohen_kappa_score([0, 1, 0], [0, 1, 1]), rel=1e-12)
-    with pytest.raises(ValueError, match=r"`nan_policy` must be one of"):
+    with pytest.raises(ValueError, match=r"`nan_policy` must be 'raise' or 'omit'; got 'drop'"):
         fk.files.score_file(path, true="y", pred="p", nan_policy="drop")
 
 

@@ -425,7 +425,7 @@ def test_cohen_kappa_bad_labels_raise(t, p, match):
         ([0.0, -0.0, 0, 0], "zero everywhere"),
         ([1, 1, 1], r"one weight per row: got 3 weights for 4 rows"),
         (["a", "b", "c", "d"], "non-negative numbers"),
-        ([1, None, 1, 1], "non-negative numbers|finite"),
+        ([1, None, 1, 1], "holds 1 missing value .*a weight cannot be missing"),
         (np.ones((4, 2)), "non-negative numbers"),
         (2.0, "must be array-like"),
     ],
@@ -853,3 +853,130 @@ def test_ragged_confusion_table_is_named():
         with pytest.raises(ValueError, match=r"square \(K, K\) array of counts; its rows "
                                              r"have different lengths"):
             f([[20, 5], [10]])
+
+
+def _label_arguments(bad):
+    """Calls that pass ``bad`` as each labels, weights or ids argument, by name."""
+    t, p = [0, 1, 1, 0], [0, 1, 0, 0]
+    return {
+        "y_true": lambda: fk.cohen_kappa(bad, p),
+        "y_pred": lambda: fk.cohen_kappa(t, bad),
+        "labels": lambda: fk.cohen_kappa(t, p, labels=bad),
+        "sample_weight": lambda: fk.cohen_kappa(t, p, sample_weight=bad),
+        "frequency_weight": lambda: fk.cohen_kappa(t, p, frequency_weight=bad),
+        "groups": lambda: fk.kappa_by_group(t, p, bad),
+        "clusters": lambda: fk.kappa_ci(t, p, clusters=bad, method="asymptotic"),
+        "scores": lambda: fk.optimize_thresholds(t, bad),
+    }
+
+
+def test_polars_lazy_frames_and_expressions_are_refused_by_name():
+    # regression: AttributeError: 'LazyFrame' object has no attribute 'dtype'
+    pl = pytest.importorskip("polars")
+    for bad, what in ((pl.DataFrame({"x": [0, 1, 1, 0]}).lazy(), "LazyFrame"),
+                      (pl.col("x"), "expression")):
+        for name, call in _label_arguments(bad).items():
+            with pytest.raises(ValueError, match=rf"`{name}` is a polars {what}.*collect it "
+                                                 "first"):
+                call()
+
+
+def test_pandas_multiindex_is_refused_by_name():
+    # regression: pandas' NotImplementedError (initializing a Series from a MultiIndex)
+    pd = pytest.importorskip("pandas")
+    bad = pd.MultiIndex.from_arrays([[0, 1, 1, 0], [1, 1, 0, 0]])
+    for name, call in _label_arguments(bad).items():
+        with pytest.raises(ValueError, match=rf"`{name}` is a pandas MultiIndex.*pass one "
+                                             r"level \(e.g. index.get_level_values\(0\)\)"):
+            call()
+
+
+def test_ragged_nested_lists_are_refused_by_name():
+    # regression: NumPy's "setting an array element with a sequence", naming nothing
+    bad = [[1, 2], [3]]
+    for name, call in _label_arguments(bad).items():
+        with pytest.raises(ValueError, match=rf"`{name}` is a ragged nested list \(its rows "
+                                             r"differ in length\); pass a flat list"):
+            call()
+    with pytest.raises(ValueError, match=r"`y_true` is a ragged nested list"):
+        fk.cohen_kappa(bad, [[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match=r"`y_pred` is a ragged nested list"):
+        fk.cohen_kappa([[1, 2], [3, 4]], bad)
+    with pytest.raises(ValueError, match=r"`sample_weight` is a ragged nested list"):
+        fk.cohen_kappa([[1, 2], [3, 4]], [[1, 2], [3, 4]], sample_weight=bad)
+    with pytest.raises(ValueError, match=r"`predictions\['b'\]` is a ragged nested list"):
+        fk.compare([[1, 2], [3, 4]], {"a": [[1, 2], [3, 4]], "b": bad}, method="asymptotic")
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3), ["raise"], 1, None])
+def test_nan_policy_must_be_a_string(bad):
+    # regression: an array gave "The truth value of an array ... is ambiguous"
+    shown = type(bad).__name__ if isinstance(bad, (np.ndarray, list)) else repr(bad)
+    with pytest.raises(ValueError, match=rf"`nan_policy` must be 'raise' or 'omit'; got "
+                                         rf"{shown}\."):
+        fk.cohen_kappa([0, 1], [0, 1], nan_policy=bad)
+
+
+def test_weight_messages_say_what_weights_may_be():
+    # regression: complex weights were told to be "integers, floats, booleans or strings"
+    t, p = [0, 1, 1, 0], [0, 1, 0, 0]
+    for kw in ("sample_weight", "frequency_weight"):
+        with pytest.raises(ValueError, match=rf"`{kw}` has unsupported dtype complex128; pass "
+                                             r"real numbers \(integers, floats or booleans\)\.$"):
+            fk.cohen_kappa(t, p, **{kw: np.ones(4, dtype=complex)})
+    with pytest.raises(ValueError, match="booleans or strings"):  # labels may be strings
+        fk.cohen_kappa(np.ones(4, dtype=complex), p)
+
+
+def test_missing_weights_are_named_missing_not_non_finite():
+    # regression: a null weight was reported as "must be finite (it holds nan or inf)"
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    t, p = [0, 1, 1, 0], [0, 1, 0, 0]
+    cases = [pd.array([1, None, 1, 1], dtype="Int64"), pd.Series([1.0, None, 1, 1],
+             dtype="Float64"), pa.array([1, None, 1, 1]), pa.chunked_array([[1, None], [1, 1]]),
+             pl.Series([1, None, 1, 1]), [1, pd.NA, 1, 1]]
+    for w in cases:
+        with pytest.raises(ValueError, match=r"`sample_weight` holds 1 missing value .*a "
+                                             "weight cannot be missing. Fill them"):
+            fk.cohen_kappa(t, p, sample_weight=w)
+        with pytest.raises(ValueError, match=r"`frequency_weight` holds 1 missing value .*a "
+                                             "count cannot be missing. Fill them"):
+            fk.cohen_kappa(t, p, frequency_weight=w)
+    # NaN in a float array stays a non-finite number
+    with pytest.raises(ValueError, match="must be finite"):
+        fk.cohen_kappa(t, p, sample_weight=pd.Series([1.0, np.nan, 1, 1]))
+
+
+def test_object_weights_matrix_must_be_numeric():
+    # regression: "`weights` must be None, 'linear', 'quadratic' or ...; got ndarray"
+    w = np.array([[0, 1], [1, 0]], dtype=object)
+    with pytest.raises(ValueError, match=r"a custom `weights` matrix must be numeric; got "
+                                         r"dtype object\. Pass a \(K, K\) array of numbers"):
+        fk.cohen_kappa([0, 1, 1], [0, 1, 0], weights=w)
+    with pytest.raises(ValueError, match="must be numeric; got dtype <U1"):
+        fk.cohen_kappa([0, 1, 1], [0, 1, 0], weights=[["a", "b"], ["c", "d"]])
+    with pytest.raises(ValueError, match=r"`weights` is a ragged nested list \(its rows "
+                                         r"differ in length\); pass a \(K, K\) array"):
+        fk.cohen_kappa([0, 1, 1], [0, 1, 0], weights=[[0, 1], [1]])
+
+
+def test_ordered_arrow_dictionary_in_pandas_keeps_its_order():
+    # regression: read through pandas' ArrowDtype as unordered strings ("no declared order")
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    t = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 2, 1], pa.int8()),
+                                       pa.array(["lo", "mid", "hi"]), ordered=True)
+    p = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0, 2, 0], pa.int8()),
+                                       pa.array(["lo", "mid", "hi"]), ordered=True)
+    as_pandas = [pd.Series(pd.arrays.ArrowExtensionArray(x)) for x in (t, p)]
+    for weights in WEIGHTS:
+        expected = sk_kappa([0, 1, 0, 2, 1], [0, 2, 0, 2, 0], weights=weights)
+        assert_close(fk.cohen_kappa(*as_pandas, weights=weights), expected)
+        assert_close(fk.cohen_kappa(t, p, weights=weights), expected)
+    np.testing.assert_array_equal(fk.confusion_matrix(*as_pandas).shape, (3, 3))
+    unordered = pd.Series(pd.arrays.ArrowExtensionArray(t.cast(
+        pa.dictionary(pa.int8(), pa.string(), ordered=False))))
+    with pytest.raises(ValueError, match="no declared order"):
+        fk.cohen_kappa(unordered, unordered, weights="quadratic")

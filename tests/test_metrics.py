@@ -292,7 +292,7 @@ def test_weight_matrix_values():
         ([[0, np.nan, 2], [1, 0, 1], [2, 1, 0]], "finite"),
         ([[0, np.inf, 2], [1, 0, 1], [2, 1, 0]], "finite"),
         (np.zeros((3, 3)), "positive maximum"),
-        ([["a"] * 3] * 3, r"`weights` must be None, 'linear', 'quadratic'"),
+        ([["a"] * 3] * 3, r"a custom `weights` matrix must be numeric; got dtype <U1"),
     ],
 )
 def test_cohen_kappa_bad_weights_raise(weights, match):

@@ -60,6 +60,35 @@ class MatrixColumn:
 Column = IntColumn | FloatColumn | CodesColumn | MatrixColumn
 
 
+#: the arguments that hold per-row weights: numbers only, never labels
+ROW_WEIGHT_NAMES = ("sample_weight", "frequency_weight")
+#: what a labels, weights or ids argument holds, for the ragged-list message
+_ROWS = ("a flat list of one value per row (or, for scores, the same number of values "
+         "in every row)")
+
+
+def _accepted(name: str) -> str:
+    """What ``name`` may hold, for an error message: weights are numbers, labels
+    and ids also strings."""
+    if name in ROW_WEIGHT_NAMES:
+        return "real numbers (integers, floats or booleans)"
+    return "integers, whole-number floats, booleans or strings"
+
+
+def list_array(x, name: str, expected: str = _ROWS) -> np.ndarray:
+    """``np.asarray`` of a (nested) list or tuple; a ragged nested list (rows of
+    different lengths) is an error naming ``name`` and what to pass instead
+    (``expected``), not NumPy's."""
+    try:
+        return np.asarray(x)
+    except ValueError as e:
+        if "inhomogeneous" not in str(e) and "sequence" not in str(e):
+            raise
+        raise ValueError(
+            f"`{name}` is a ragged nested list (its rows differ in length); pass "
+            f"{expected}.") from None
+
+
 def _is_missing_scalar(v) -> bool:
     if v is None:
         return True
@@ -113,10 +142,11 @@ def _unsupported_value(name: str, bad) -> NoReturn:
     if isinstance(bad, np.generic):
         bad = bad.item()  # shown as b'a', not np.bytes_(b'a')
     hint = (" (decode bytes to strings first, e.g. with .astype(str) or "
-            "np.char.decode(x, 'utf-8'))" if isinstance(bad, bytes) else "")
+            "np.char.decode(x, 'utf-8'))" if isinstance(bad, bytes) and name not in
+            ROW_WEIGHT_NAMES else "")
     raise ValueError(
         f"`{name}` holds a value of unsupported type {type(bad).__name__} ({bad!r}); "
-        f"values must be integers, whole-number floats, booleans or strings{hint}.")
+        f"values must be {_accepted(name)}{hint}.")
 
 
 def _object_column(values: np.ndarray, name: str) -> Column:
@@ -228,6 +258,10 @@ def _masked_ints(values: np.ndarray, missing: np.ndarray, name: str) -> Column:
 def _from_pandas(x, name: str) -> Column:
     import pandas as pd
 
+    if isinstance(x, pd.MultiIndex):
+        raise ValueError(
+            f"`{name}` is a pandas MultiIndex, which holds tuples of {x.nlevels} levels; "
+            "pass one level (e.g. index.get_level_values(0)) or a column.")
     if isinstance(x, (pd.api.extensions.ExtensionArray, pd.Index)):
         # Series.array, pd.array(...), an Index: read like the Series they make
         x = pd.Series(x, copy=False)
@@ -247,6 +281,13 @@ def _from_pandas(x, name: str) -> Column:
         return CodesColumn(codes, cats, ordered=bool(dtype.ordered), kind="str")
     if isinstance(dtype, np.dtype):
         return as_column(x.to_numpy(), name)
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        if pa.types.is_dictionary(dtype.pyarrow_dtype):
+            # read as the pyarrow array it wraps (its kind is "O" whatever the
+            # dictionary holds): an ordered dictionary keeps its order
+            return _from_arrow(pa.array(x.array), name)
     # extension dtypes: nullable integers/floats/booleans, strings, arrow-backed
     kind = getattr(dtype, "kind", "O")
     if kind in "biuf":
@@ -264,6 +305,16 @@ def _from_pandas(x, name: str) -> Column:
 def _from_polars(x, name: str) -> Column:
     import polars as pl
 
+    if isinstance(x, (pl.LazyFrame, pl.Expr)):
+        what = "LazyFrame" if isinstance(x, pl.LazyFrame) else "expression"
+        raise ValueError(
+            f"`{name}` is a polars {what}, which holds no values until it is evaluated; "
+            "collect it first (e.g. lazy_frame.collect()['column'], or "
+            "df.select(expression).to_series()).")
+    if not isinstance(x, (pl.Series, pl.DataFrame)):
+        raise ValueError(
+            f"`{name}` is a polars {type(x).__name__}; pass a polars Series (or a "
+            "one-column DataFrame) instead.")
     if isinstance(x, pl.DataFrame):
         if x.width == 1:
             return _from_polars(x.to_series(0), name)
@@ -438,7 +489,7 @@ def as_column(x, name: str) -> Column:
     if isinstance(x, np.ndarray):
         arr = x
     elif isinstance(x, (list, tuple, range)):
-        arr = np.asarray(x)
+        arr = list_array(x, name)
         if arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
             arr = np.asarray(x, dtype=object)
     elif isinstance(x, (str, bytes)) or np.isscalar(x):
@@ -447,7 +498,7 @@ def as_column(x, name: str) -> Column:
         arr = to_numpy_any(x, name)
         if arr is None:
             try:
-                arr = np.asarray(list(x))
+                arr = list_array(list(x), name)
             except TypeError:
                 raise ValueError(
                     f"`{name}` must be array-like; got {type(x).__name__}.") from None
@@ -479,5 +530,4 @@ def as_column(x, name: str) -> Column:
         return FloatColumn(arr)
     if kind in "USO":
         return _object_column(arr, name)
-    raise ValueError(f"`{name}` has unsupported dtype {arr.dtype}; pass integers, floats, "
-                     "booleans or strings.")
+    raise ValueError(f"`{name}` has unsupported dtype {arr.dtype}; pass {_accepted(name)}.")

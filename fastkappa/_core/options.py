@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .columns import FloatColumn, IntColumn, as_column
+from .columns import FloatColumn, IntColumn, _is_missing_scalar, _module_of, as_column
 from .dispatch import chunked, kernels
 
 NAN_POLICIES = ("raise", "omit")
 
 
 def check_nan_policy(nan_policy: str) -> str:
-    if nan_policy not in NAN_POLICIES:
-        raise ValueError(f"`nan_policy` must be 'raise' or 'omit'; got {nan_policy!r}.")
+    if not isinstance(nan_policy, str) or nan_policy not in NAN_POLICIES:
+        # an array is shown by its type: its truth value is ambiguous, its repr long
+        shown = (repr(nan_policy) if nan_policy is None or np.isscalar(nan_policy)
+                 else type(nan_policy).__name__)
+        raise ValueError(f"`nan_policy` must be 'raise' or 'omit'; got {shown}.")
     return nan_policy
 
 
@@ -119,15 +122,53 @@ def check_ignore_index(ignore_index):
     return v
 
 
+def _n_missing(x) -> int:
+    """How many entries of a weights argument are missing: None, pd.NA, a pandas,
+    polars or pyarrow null.  NaN in a float column is not counted (it is a
+    non-finite number there, refused as such)."""
+    mod = _module_of(x)
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(x, pd.MultiIndex):
+            return 0  # refused by as_column, with a hint
+        if isinstance(x, pd.DataFrame) and x.shape[1] == 1:
+            x = x.iloc[:, 0]
+        dtype = getattr(x, "dtype", None)
+        if not isinstance(dtype, np.dtype) or dtype.kind == "O":
+            return int(np.asarray(pd.isna(x)).sum())
+        return 0
+    if mod == "polars":
+        import polars as pl
+
+        if isinstance(x, pl.DataFrame) and x.width == 1:
+            x = x.to_series(0)
+        return int(x.null_count()) if isinstance(x, pl.Series) else 0
+    if mod == "pyarrow":
+        count = getattr(x, "null_count", 0)
+        return int(count) if isinstance(count, (int, np.integer)) else 0
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        x = x.ravel().tolist()
+    if isinstance(x, (list, tuple)):
+        return sum(_is_missing_scalar(v) and not isinstance(v, (float, np.floating))
+                   for v in x)
+    return 0
+
+
 def _weight_column(x, name: str, what: str, fill: str, column=FloatColumn):
-    """Per-row weights as a column: masked entries are an error, plain numeric
-    arrays skip the label rules (uint64 above 2**63 is a fine weight)."""
+    """Per-row weights as a column: masked or missing entries are an error, plain
+    numeric arrays skip the label rules (uint64 above 2**63 is a fine weight)."""
     if isinstance(x, np.ma.MaskedArray):
         if np.ma.getmaskarray(x).any():
             raise ValueError(
                 f"`{name}` is a masked array with masked entries; a {what} cannot be "
                 f"missing. Fill them (e.g. .filled(0) to {fill}).")
         x = np.ma.getdata(x)
+    if n := _n_missing(x):
+        raise ValueError(
+            f"`{name}` holds {n} missing value{'s' if n > 1 else ''} (None, pd.NA or "
+            f"null); a {what} cannot be missing. Fill them with 0 to {fill} (.fillna(0) "
+            "in pandas, .fill_null(0) in polars or pyarrow).")
     if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" and (
             x.ndim == 1 or x.shape[1:] == (1,)):
         v = x.reshape(-1)
@@ -255,3 +296,4 @@ def _check_count_total(fw: np.ndarray) -> np.ndarray:
                 f"`frequency_weight` sums to {total:.0f} rows, at or beyond 2**63; a count "
                 "table holds fewer rows in all (split the data and add the tables).")
     return fw
+

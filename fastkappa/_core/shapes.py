@@ -24,17 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from .columns import to_numpy_any
+from .columns import list_array, to_numpy_any
 from .encoding import rows_text
 
 _TABULAR = ("pandas", "polars", "pyarrow")
 
 
-def _nd(x) -> np.ndarray | None:
+def _nd(x, name: str) -> np.ndarray | None:
     """A NumPy view of a multi-dimensional array-like; None for anything 1-D or tabular.
 
     Tabular objects (pandas, polars, pyarrow) keep their own paths (categoricals,
-    nulls); lists are only converted when they are nested.
+    nulls); lists are only converted when they are nested (a ragged one is an
+    error naming ``name``).
     """
     if x is None or isinstance(x, (str, bytes)):
         return None
@@ -44,12 +45,12 @@ def _nd(x) -> np.ndarray | None:
         return None
     if isinstance(x, (list, tuple)):
         if len(x) and isinstance(x[0], (list, tuple, np.ndarray)):
-            arr = np.asarray(x)
+            arr = list_array(x, name)
             return arr if arr.ndim >= 2 else None
         return None
     ndim = getattr(x, "ndim", None)
     if isinstance(ndim, int) and ndim >= 2:
-        return to_numpy_any(x, "")
+        return to_numpy_any(x, name)
     return None
 
 
@@ -61,7 +62,7 @@ def _is_column(shape: tuple[int, ...]) -> bool:
 def _flatten_pred(y_pred, shape: tuple[int, ...], name: str, t_name: str):
     if _len(y_pred) is None and hasattr(y_pred, "__next__"):
         y_pred = list(y_pred)  # an iterator: read once here, where its shape counts
-    arr = _nd(y_pred)
+    arr = _nd(y_pred, name)
     if arr is None:
         n = _len(y_pred)
         if n is not None and int(np.prod(shape)) != shape[0]:
@@ -90,10 +91,12 @@ def _flatten_pred(y_pred, shape: tuple[int, ...], name: str, t_name: str):
         f"the same shape or scores of shape {(shape[0], 'C', *shape[1:])}.")
 
 
-def _pred_ndim(y_pred) -> int:
+def _pred_ndim(y_pred, name: str) -> int:
     """The most dimensions among the predictions (1 for anything 1-D or tabular)."""
-    preds = y_pred.values() if isinstance(y_pred, Mapping) else [y_pred]
-    return max((a.ndim for a in map(_nd, preds) if a is not None), default=1)
+    preds = ({f"{name}[{k!r}]": v for k, v in y_pred.items()}
+             if isinstance(y_pred, Mapping) else {name: y_pred})
+    return max((a.ndim for a in (_nd(v, k) for k, v in preds.items()) if a is not None),
+               default=1)
 
 
 def _len(x) -> int | None:
@@ -107,13 +110,13 @@ def _flatten_rows(values, shape: tuple[int, ...], name: str, t_name: str):
     """A per-row array of shape (N,) or ``shape`` as N*d1*... rows."""
     if values is None:
         return None
-    arr = _nd(values)
+    arr = _nd(values, name)
     if arr is None and isinstance(values, np.ndarray):
         arr = values
     elif arr is None:  # Series, tensors (detached), lists
         arr = to_numpy_any(values, name)
         if arr is None:
-            arr = np.asarray(values)
+            arr = list_array(values, name)
     if arr.shape == shape:
         return arr.reshape(-1)
     if arr.shape == shape[:1] or arr.shape == (shape[0], 1):
@@ -133,8 +136,8 @@ def flatten_labels(y_true, y_pred, *, names: tuple[str, str] = ("y_true", "y_pre
     When ``y_true`` is 1-D nothing changes (``y_pred`` may then be (N, C) scores).
     """
     t_name, p_name = names
-    arr = _nd(y_true)
-    if arr is None or (_is_column(arr.shape) and _pred_ndim(y_pred) < 3):
+    arr = _nd(y_true, t_name)
+    if arr is None or (_is_column(arr.shape) and _pred_ndim(y_pred, p_name) < 3):
         # (n, 1) labels stay a column, unless the scores are (n, C, 1)
         return (y_true, y_pred, *rows.values())
     shape = arr.shape

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..exceptions import UndefinedKappaWarning
 from .caller import user_stacklevel
+from .columns import list_array
 
 WEIGHT_NAMES = (None, "linear", "quadratic")
 #: spellings of unweighted kappa besides None ("none" is torchmetrics' spelling)
@@ -94,7 +95,11 @@ def weight_matrix(n_classes: int, weights=None) -> np.ndarray:
         if weights == "linear":
             return np.abs(w, out=w)
         return np.multiply(w, w, out=w)
-    w = np.asarray(weights)
+    w = list_array(weights, "weights", "a (K, K) array of disagreement weights")
+    if w.ndim == 2 and (w.dtype == object or w.dtype.kind not in "biuf"):
+        raise ValueError(
+            f"a custom `weights` matrix must be numeric; got dtype {w.dtype}. Pass a "
+            "(K, K) array of numbers (e.g. np.asarray(weights, dtype=float)).")
     if w.dtype == object or w.dtype.kind not in "biuf":
         raise _weights_error(weights)
     w = w.astype(np.float64)
