@@ -14,7 +14,7 @@ from . import _asymptotic
 from ._core import weights as _weights
 from ._core.caller import user_stacklevel
 from ._core.columns import materialize
-from ._core.encode import encode_pair
+from ._core.encode import declared_scale, encode_pair
 from ._core.intervals import (
     _NORMAL,
     _kappa_ci_iv,
@@ -220,6 +220,10 @@ def compare(
                 f"model names {shown[key]!r} and {nm!r} differ only in whitespace, so they "
                 "would print as the same model; rename one of them.")
         shown[key] = nm
+    if reference is not None and not isinstance(reference, str):
+        raise ValueError(
+            f"`reference` names one model: pass one of the model names {names} (a "
+            f"string); got {type(reference).__name__}.")
     if reference is not None and reference not in predictions:
         raise ValueError(f"`reference` {reference!r} is not one of the models {names}.")
     if p_adjust not in P_ADJUST:
@@ -252,6 +256,10 @@ def compare(
     for enc in encs:
         enc.counts()  # validates every model's values (bad values, missing values)
     if labels is None and n_classes is None:
+        # each model was checked against y_true; ordered models must also agree
+        # with one another (else each would be scored on its own scale)
+        declared_scale([("y_true", encs[0].t.source)] + [
+            (f"predictions[{nm!r}]", e.p.source) for nm, e in zip(names, encs, strict=True)])
         sets = [list(e.classes) for e in encs]
         if any(s != sets[0] for s in sets[1:]):
             union = sorted(set().union(*map(set, sets)))

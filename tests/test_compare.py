@@ -235,6 +235,12 @@ def test_compare_validation_messages():
         fk.compare(y, [preds["good"], preds["poor"]])
     with pytest.raises(ValueError, match="`reference` 'best' is not one of"):
         fk.compare(y, preds, reference="best")
+    # regression: TypeError: unhashable type
+    for bad in ({"good": 1}, ["good"], 0):
+        with pytest.raises(ValueError, match=r"`reference` names one model: pass one of the "
+                                             r"model names \['good', 'poor'.*\(a string\); got "
+                                             rf"{type(bad).__name__}\."):
+            fk.compare(y, preds, reference=bad)
     with pytest.raises(ValueError, match="`p_adjust` must be None or 'holm'"):
         fk.compare(y, preds, p_adjust="bonferroni")
     with pytest.raises(ValueError, match="`method` must be"):
@@ -421,3 +427,37 @@ def test_dataframe_columns_one_model_name_apart_are_refused():
     frame = pd.DataFrame({1: t, "1": t[::-1], "x": t})
     with pytest.raises(ValueError, match="repeats a column name"):
         fk.compare(t, frame, n_resamples=50, seed=0)
+
+
+def test_compare_models_declaring_different_ordered_scales_raise():
+    # regression: b was scored on a's scale, silently
+    pd = pytest.importorskip("pandas")
+    t = np.array([0, 1, 3, 3, 1, 0, 3, 1])
+    a = pd.Series(pd.Categorical([0, 3, 3, 1, 1, 0, 3, 0], categories=[0, 1, 2, 3],
+                                 ordered=True))
+    b = pd.Series(pd.Categorical([0, 1, 3, 1, 1, 0, 3, 1], categories=[3, 1, 0],
+                                 ordered=True))
+    match = (r"`predictions\['a'\]` and `predictions\['b'\]` are ordered categoricals with "
+             "different categories; they must declare the same classes in the same order")
+    for method in ("asymptotic", "percentile"):
+        with pytest.raises(ValueError, match=match):
+            fk.compare(t, {"a": a, "b": b}, weights="quadratic", method=method,
+                       n_resamples=100, seed=0)
+    with pytest.raises(ValueError, match=match):
+        fk.compare(t, {"a": a, "b": b}, method="asymptotic")  # unweighted too
+    # y_true's declaration is checked against every model, as in cohen_kappa
+    tc = pd.Series(pd.Categorical(t, categories=[0, 1, 2, 3], ordered=True))
+    with pytest.raises(ValueError, match=r"`y_true` and `predictions\['b'\]` are ordered"):
+        fk.compare(tc, {"a": a, "b": b}, method="asymptotic")
+    # declared classes (labels=) settle the scale; the same scale twice is fine
+    same = pd.Series(pd.Categorical(b.astype(int), categories=[0, 1, 2, 3], ordered=True))
+    res = fk.compare(t, {"a": a, "b": same}, weights="quadratic", method="asymptotic")
+    assert res.models["b"].estimate == pytest.approx(
+        fk.cohen_kappa(t, b.astype(int), weights="quadratic", labels=[0, 1, 2, 3]), abs=1e-12)
+    fk.compare(t, {"a": a, "b": b}, labels=[0, 1, 2, 3], method="asymptotic")
+    # scores (argmax) next to ordered labels index the declared scale
+    probs = np.eye(4)[[0, 1, 3, 3, 1, 0, 3, 0]]
+    res = fk.compare(tc, {"a": a, "s": probs}, weights="quadratic", method="asymptotic")
+    assert res.models["s"].estimate == pytest.approx(
+        fk.cohen_kappa(t, [0, 1, 3, 3, 1, 0, 3, 0], weights="quadratic", labels=[0, 1, 2, 3]),
+        abs=1e-12)

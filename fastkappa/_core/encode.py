@@ -83,6 +83,25 @@ def check_labels(labels, n_classes):
     return arr, kind
 
 
+def declared_scale(named_cols) -> tuple[np.ndarray, str] | None:
+    """The classes and kind the ordered categoricals among ``named_cols`` (pairs of
+    argument name and column) declare, or None when none is ordered.  They must
+    all declare the same classes in the same order; the error names two that
+    differ."""
+    first = None
+    for name, col in named_cols:
+        if not (isinstance(col, CodesColumn) and col.ordered):
+            continue
+        cats = np.asarray(col.categories, dtype=object if col.kind == "str" else None)
+        if first is None:
+            first = name, cats, col.kind
+        elif col.kind != first[2] or cats.tolist() != first[1].tolist():
+            raise ValueError(
+                f"`{first[0]}` and `{name}` are ordered categoricals with different "
+                "categories; they must declare the same classes in the same order.")
+    return None if first is None else (first[1], first[2])
+
+
 def column_kind(col) -> str | None:
     """'str' or 'num'; None for a column with no value at all (every row missing)."""
     if isinstance(col, CodesColumn):
@@ -359,17 +378,10 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
         labels = fitted_labels(thresholds)  # fitted cuts name their classes
     declared, kind = check_labels(labels, n_classes)
     check_ignore_undeclared(ignore_index, declared)
-    for col in (tcol, pcol):
-        if isinstance(col, CodesColumn) and col.ordered and declared is None:
-            declared, kind = np.asarray(col.categories), col.kind
-            if kind == "str":
-                declared = np.asarray(declared, dtype=object)
-        elif isinstance(col, CodesColumn) and col.ordered and labels is None and (
-                n_classes is None):
-            if list(col.categories) != list(declared):
-                raise ValueError(
-                    f"`{t_name}` and `{p_name}` are ordered categoricals with different "
-                    "categories; they must declare the same classes in the same order.")
+    if declared is None:
+        scale = declared_scale([(t_name, tcol), (p_name, pcol)])
+        if scale is not None:
+            declared, kind = scale
     scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
     # whole-number floats (pandas' integers with a null) take the integer paths
     tcol = whole_float_column(tcol)
@@ -420,7 +432,8 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
                 f"i is the i-th class, so declare the classes with `labels=` or "
                 "`n_classes=`.")
         classes = np.asarray(declared)
-        pcol = CodesColumn(idx, classes, ordered=True, kind=kind)
+        # class indices into the classes fixed above: the scores declare no scale
+        pcol = CodesColumn(idx, classes, kind=kind)
     elif declared is None:
         classes = None
         if isinstance(tcol, IntColumn) and isinstance(pcol, IntColumn):
