@@ -22,7 +22,7 @@ from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
 from ._core.encoding import NoClassLeftError, OutsideClassesError
-from ._core.options import check_replace_undefined_by
+from ._core.options import check_replace_undefined_by, check_row_keywords
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
@@ -361,14 +361,17 @@ class CohenKappa:
             materialize(v) for v in (y_true, y_pred, sample_weight, frequency_weight))
         y_true, y_pred, sample_weight, frequency_weight = flatten_labels(
             y_true, y_pred, sample_weight=sample_weight, frequency_weight=frequency_weight)
-        if _is_empty(y_true) and _is_empty(y_pred):
-            return self
         frequency_weight, rows = frequency_rows(
             frequency_weight, sample_weight, {"y_true": y_true, "y_pred": y_pred},
             allow_zero=True)
         y_true, y_pred = rows["y_true"], rows["y_pred"]
-        if frequency_weight is not None and len(frequency_weight) == 0:
-            return self  # every row counted 0 times: no rows
+        if (_is_empty(y_true) and _is_empty(y_pred)) or (
+                frequency_weight is not None and len(frequency_weight) == 0):
+            # no rows (or every row counted 0 times): nothing to add, but the
+            # keywords are checked as for any batch
+            check_row_keywords(0, sample_weight=sample_weight, ignore_index=ignore_index,
+                               nan_policy=nan_policy, thresholds=thresholds, stream=True)
+            return self
         inputs = {"sample_weight": sample_weight, "frequency_weight": frequency_weight,
                   "ignore_index": ignore_index,
                   "nan_policy": nan_policy, "thresholds": thresholds,

@@ -99,6 +99,29 @@ def test_cohen_kappa_update_empty_batch_is_noop():
     assert acc.n_rows == 2
 
 
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"sample_weight": [1, 2, 3], "nan_policy": "bogus"},
+     r"`nan_policy` must be 'raise' or 'omit'; got 'bogus'"),
+    ({"sample_weight": [1, 2, 3]}, r"one weight per row: got 3 weights for \d rows"),
+    ({"frequency_weight": [1, 2]}, r"one count per row: got 2 counts for \d rows"),
+    ({"sample_weight": [], "frequency_weight": []}, r"pass `sample_weight` .* not both"),
+    ({"ignore_index": [1]}, r"`ignore_index` must be a single label value"),
+    ({"thresholds": [2, 1]}, r"`thresholds` must be strictly increasing"),
+])
+def test_cohen_kappa_update_empty_batch_checks_its_keywords(kw, match):
+    # regression: an empty batch returned before any check, accepting anything
+    acc = CohenKappa()
+    with pytest.raises(ValueError, match=match):
+        acc.update([], [], **kw)
+    with pytest.raises(ValueError, match=match):
+        acc.update([0], [0], **kw)  # a batch with rows says the same
+    # every row counted 0 times is no row, with the keywords checked too
+    with pytest.raises(ValueError, match="`nan_policy` must be"):
+        acc.update([0, 1], [0, 1], frequency_weight=[0, 0], nan_policy="bogus")
+    acc.update([], [], sample_weight=[], nan_policy="omit", ignore_index=-1)
+    assert acc.n_rows == 0
+
+
 def test_cohen_kappa_update_probabilities_with_declared_classes():
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
     acc = CohenKappa(n_classes=3).update([0, 1, 1], probs)

@@ -25,12 +25,10 @@ from .encoding import (
     whole_float_column,
 )
 from .options import (
-    check_frequency_weight,
-    check_ignore_index,
     check_ignore_undeclared,
     check_marker_kind,
     check_nan_policy,
-    check_sample_weight,
+    check_row_keywords,
     check_thresholds,
 )
 
@@ -369,9 +367,9 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
             f"{column_length(pcol)}.")
     if n == 0:
         raise ValueError(f"`{t_name}` and `{p_name}` are empty; kappa needs at least one row.")
-    fw = check_frequency_weight(frequency_weight, n, sample_weight)
-    sw = check_sample_weight(sample_weight, n, allow_zero=stream)
-    ignore_index = check_ignore_index(ignore_index)
+    sw, fw, ignore_index = check_row_keywords(
+        n, sample_weight=sample_weight, frequency_weight=frequency_weight,
+        ignore_index=ignore_index, nan_policy=nan_policy, stream=stream)
     if labels is None and n_classes is None and thresholds is not None:
         from .._threshold_cuts import fitted_labels
 

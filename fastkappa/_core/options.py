@@ -297,3 +297,21 @@ def _check_count_total(fw: np.ndarray) -> np.ndarray:
                 "table holds fewer rows in all (split the data and add the tables).")
     return fw
 
+
+def check_row_keywords(n: int, *, sample_weight=None, frequency_weight=None,
+                       ignore_index=None, nan_policy="raise", thresholds=None,
+                       stream: bool = False) -> tuple:
+    """The keywords that come with ``n`` rows of labels, checked as one batch of
+    them is: ``(sample_weight, frequency_weight, ignore_index)`` normalised.
+
+    :func:`~fastkappa._core.encode.encode_pair` calls it for every batch, and an
+    empty streaming batch (``n == 0``, ``stream=True``), which counts nothing,
+    still gets the same errors.  ``stream``: the weights may all be zero (the
+    accumulator checks the total when it scores).
+    """
+    check_nan_policy(nan_policy)
+    fw = check_frequency_weight(frequency_weight, n, sample_weight, allow_zero=stream)
+    sw = check_sample_weight(sample_weight, n, allow_zero=stream)
+    if thresholds is not None:
+        check_thresholds(thresholds)
+    return sw, fw, check_ignore_index(ignore_index)
