@@ -52,6 +52,37 @@ def test_kappa_ci_confidence_level_in_percent_gets_a_hint():
         fk.kappa_ci([0, 1], [0, 1], confidence_level=95)
 
 
+def test_n_resamples_beyond_what_memory_holds_is_refused_before_anything_runs(
+        monkeypatch):
+    # regression: numba's bare "MemoryError: Allocation failed" from inside a kernel
+    t, p = [0, 1, 1, 0, 2], [0, 1, 0, 0, 2]
+    match = (r"`n_resamples` is 1,000,000,000,000, more than the 2,147,483,648 supported "
+             r"\(the replicates alone take 7,450.6 GiB, 8 bytes each\); pass fewer")
+    calls = {
+        "kappa_ci": lambda n: fk.kappa_ci(t, p, n_resamples=n),
+        "compare": lambda n: fk.compare(t, {"a": p, "b": t}, n_resamples=n),
+        "kappa_by_group": lambda n: fk.kappa_by_group(t, p, [0, 0, 1, 1, 1],
+                                                      method="percentile", n_resamples=n),
+        "agreement": lambda n: fk.agreement(np.array([t, p]).T, n_resamples=n),
+    }
+    monkeypatch.setattr(fki, "_physical_memory", lambda: 2**40)
+    for call in calls.values():
+        with pytest.raises(ValueError, match=match):
+            call(10**12)
+    # on a machine with less memory, its memory is the bound
+    monkeypatch.setattr(fki, "_physical_memory", lambda: 8 * 10**6)
+    with pytest.raises(ValueError, match=r"more than the 1,000,000 that fit in this machine's "
+                                         "memory"):
+        fk.kappa_ci(t, p, n_resamples=10**6 + 1)
+    monkeypatch.setattr(fki, "_physical_memory", lambda: None)  # the OS does not say
+    with pytest.raises(ValueError, match="the 2,147,483,648 supported"):
+        fk.kappa_ci(t, p, n_resamples=2**31 + 1)
+    monkeypatch.undo()
+    # reasonable requests pass the check (the interval itself is not drawn here)
+    for n in (10**6, 10**7):
+        assert fki._kappa_ci_iv("bca", 0.95, n, 0)[2] == n
+
+
 @pytest.mark.parametrize("n_resamples", [0, 1, -5, 2.5, "100", True, None])
 def test_kappa_ci_rejects_bad_n_resamples(n_resamples):
     with pytest.raises(ValueError, match=r"`n_resamples` must be an integer of at least 2"):

@@ -25,6 +25,9 @@ MAX_EXPANDED_ROWS = 2**31
 
 #: blocks of replicates (each seeded once); fixed, never the thread count
 MAX_BLOCKS = 64
+#: the most bootstrap replicates an interval may ask for (8 bytes each, 16 GiB);
+#: fewer when the machine's memory cannot hold them
+MAX_RESAMPLES = 2**31
 
 #: draw units by index instead of a multinomial over types when types > units / 4
 TYPES_PER_UNIT_MAX = 0.25

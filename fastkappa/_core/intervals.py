@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import statistics
 import warnings
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ import numpy as np
 from .._core import weights as _weights
 from ..exceptions import DegenerateIntervalWarning
 from ..results import KappaCI
+from . import config
 from .caller import user_stacklevel
 from .units import resolve_seed, seed_record
 
@@ -59,7 +61,32 @@ def _kappa_ci_iv(method, confidence_level, n_resamples, seed):
         raise ValueError(
             "`n_resamples` must be an integer of at least 2 (e.g. 10_000); "
             f"got {n_resamples}.")
+    check_resample_memory(int(n_resamples))
     return method, cl, int(n_resamples), resolve_seed(seed)
+
+
+def _physical_memory() -> int | None:
+    """Bytes of memory this machine has, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # Windows, or an unknown name
+        return None
+
+
+def check_resample_memory(n_resamples: int) -> None:
+    """Refuse more replicates than can be held (B float64 values) before anything
+    is compiled or drawn: at most ``config.MAX_RESAMPLES``, and no more than the
+    machine's memory holds."""
+    memory = _physical_memory()
+    limit = config.MAX_RESAMPLES if memory is None else min(
+        config.MAX_RESAMPLES, memory // 8)
+    if n_resamples > limit:
+        where = (f"the {limit:,} that fit in this machine's memory"
+                 if limit < config.MAX_RESAMPLES else f"the {limit:,} supported")
+        raise ValueError(
+            f"`n_resamples` is {n_resamples:,}, more than {where} (the replicates alone "
+            f"take {8 * n_resamples / 2**30:,.1f} GiB, 8 bytes each); pass fewer (10_000 is "
+            "usual, 10**6 plenty for small p-values).")
 
 
 def with_provenance(res: KappaCI, seq: np.random.SeedSequence | None, weights,
