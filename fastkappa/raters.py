@@ -397,6 +397,15 @@ def light_value(conf: np.ndarray, a: np.ndarray) -> np.ndarray:
         return np.where(n_used > 0, total / n_used, np.nan)
 
 
+def undefined_pairs(conf: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rater pairs (indices into :func:`rater_pairs`) whose Cohen's kappa makes
+    Light's kappa undefined, and their common items: pairs sharing an item whose
+    chance agreement is 1.  ``conf`` (P, K, K)."""
+    n, _, pe, _, _ = _pair_terms(conf, a)
+    bad = np.flatnonzero((n > 0) & ~(1.0 - pe > 1e-14))
+    return bad, n[bad].astype(np.int64)
+
+
 def _light_influence(m: Model, s: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, float]:
     """Light's linearisation: each pair's Cohen's kappa influence (the Fleiss, Cohen and
     Everitt 1969 terms) on the pair's cells, over the pairs in the mean."""
@@ -448,11 +457,14 @@ def _chance(name: str, m: Model, s: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             pg = cg / ng[:, :, None]
         pbar = pg.mean(axis=1)
-        outer = pbar[:, :, None] * pbar[:, None, :]
+        # sum_kl a_kl (pbar_k pbar_l - s_kl / R) as quadratic forms x a x^T, one
+        # (B, R, K) product: no (B, K, K) outer products or covariances
+        # (sum_kl a_kl s_kl = (sum_g p_g a p_g^T - R pbar a pbar^T) / (R - 1))
+        between = ((pbar @ m.a.T) * pbar).sum(axis=1)
         if rk < 2:
-            return np.einsum("kl,bkl->b", m.a, outer)
-        cov = (np.einsum("bgk,bgl->bkl", pg, pg) - rk * outer) / (rk - 1)
-        return np.einsum("kl,bkl->b", m.a, outer - cov / rk)
+            return between
+        within = ((pg @ m.a.T) * pg).sum(axis=2).sum(axis=1)
+        return between - (within - rk * between) / (rk * (rk - 1))
     raise AssertionError(name)
 
 
