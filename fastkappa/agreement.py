@@ -88,16 +88,36 @@ def _level_weighted(level) -> bool:
     return not (isinstance(level, str) and level == "nominal")
 
 
-def _undefined(name: str, replace_undefined_by: Any = None) -> float:
-    """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default)."""
-    returned = ("nan" if replace_undefined_by is None
-                else f"replace_undefined_by={replace_undefined_by!r}")
-    warnings.warn(
-        f"{_TITLES[name]} is undefined for these data (no item has two ratings, or the "
-        f"chance agreement is 1, e.g. every rating in one class); returning {returned}. "
-        "If the data lack classes of the scale, declaring the full scale (`labels=` or "
-        "`n_classes=`) counts them.", UndefinedKappaWarning, stacklevel=user_stacklevel())
+def _undefined(name: str, replace_undefined_by: Any = None, why: str | None = None
+               ) -> float:
+    """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default).
+
+    ``why``: the reason and what to do, in place of the generic ones."""
+    unset = replace_undefined_by is None or replace_undefined_by != replace_undefined_by
+    returned = "nan" if unset else f"replace_undefined_by={replace_undefined_by!r}"
+    if why is None:
+        why = ("(no item has two ratings, or the chance agreement is 1, e.g. every rating "
+               "in one class); returning {returned}. If the data lack classes of the "
+               "scale, declaring the full scale (`labels=` or `n_classes=`) counts them.")
+    warnings.warn(f"{_TITLES[name]} is undefined for these data {why.format(returned=returned)}",
+                  UndefinedKappaWarning, stacklevel=user_stacklevel())
     return math.nan if replace_undefined_by is None else replace_undefined_by
+
+
+def _light_undefined_why(table: RatingsTable, conf: np.ndarray, a: np.ndarray) -> str:
+    """The rater pairs that make Light's kappa undefined, named with their common items
+    (``conf``: the (P, K, K) confusions of :func:`fastkappa.raters.rater_pairs`)."""
+    bad, common = _r.undefined_pairs(conf, a)
+    gi, hi = _r.rater_pairs(table.codes.shape[1])
+    shown = [f"raters {table.raters[gi[p]]!r} and {table.raters[hi[p]]!r} ({c} common "
+             f"item{'' if c == 1 else 's'})" for p, c in zip(bad[:3], common[:3], strict=True)]
+    more = f" and {len(bad) - 3} more pairs" if len(bad) > 3 else ""
+    return (f"(the chance agreement of {'; '.join(shown)}{more} is 1, e.g. both raters "
+            "put every item they share in the same class, so that pair's Cohen's kappa, "
+            "hence the mean over pairs, is undefined); returning {returned}. Declaring "
+            "more classes does not change this: rate such a pair on more items, drop one "
+            "of its raters, or use a coefficient that pools the raters (Fleiss' kappa, "
+            "Krippendorff's alpha).")
 
 
 def _silent_conger(table: RatingsTable) -> bool:
@@ -432,8 +452,9 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     -----
     Each pair uses the items both raters rated (pairwise deletion); a pair
     with no common item is left out of the mean. The coefficient is
-    undefined (nan, or ``replace_undefined_by``) when a pair's chance
-    agreement is 1. In :func:`fastkappa.agreement`
+    undefined (nan, or ``replace_undefined_by``, with a warning naming the
+    pair and its number of common items) when a pair's chance agreement is
+    1, e.g. a pair sharing a single item on which they agree. In :func:`fastkappa.agreement`
     (``coefficients=["light_kappa", ...]``) its standard error is the
     linearised variance of the mean, conditional on the raters: each
     item's influence is the sum over pairs of Cohen's kappa influence
@@ -464,8 +485,11 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     _check_pairs(table)
     _r.check_light_table(table)
     a = _r.agreement_weights(table.n_classes, weights)
-    v = float(_r.light_value(_r.pair_confusions(table.codes, table.n_classes)[None], a)[0])
-    return v if math.isfinite(v) else _undefined("light_kappa", replace_undefined_by)
+    conf = _r.pair_confusions(table.codes, table.n_classes)
+    v = float(_r.light_value(conf[None], a)[0])
+    if math.isfinite(v):
+        return v
+    return _undefined("light_kappa", replace_undefined_by, _light_undefined_why(table, conf, a))
 
 
 for _f in (percent_agreement, fleiss_kappa, conger_kappa, gwet_ac, brennan_prediger,
@@ -688,8 +712,13 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
         reps = _r.values(model, _r.bootstrap_moments(model, units, n_resamples, seq))
         if method == "bca":
             jack = _r.values(model, total[None, :] - feats)
+    why = {}
+    if "light_kappa" in scored and not math.isfinite(est["light_kappa"]):
+        conf = total[model.light].reshape(-1, model.k, model.k)
+        why["light_kappa"] = _light_undefined_why(table, conf, model.a)
     rows = [AgreementRow(name, *[math.nan] * 5, method) if name in undefined
-            else _row(name, est[name], ses[name], method, cl, reps, jack, counts)
+            else _row(name, est[name], ses[name], method, cl, reps, jack, counts,
+                      why.get(name))
             for name in names]
     return _agreement(rows, table, method, cl, n_resamples, seq, weights, level_shown,
                       n_clusters)
@@ -706,11 +735,11 @@ def _agreement(rows, table: RatingsTable, method, cl, n_resamples, seq, weights,
                      n_clusters=n_clusters)
 
 
-def _row(name, estimate, se, method, cl, reps, jack, counts) -> AgreementRow:
+def _row(name, estimate, se, method, cl, reps, jack, counts, why=None) -> AgreementRow:
     from ._core.intervals import bootstrap_interval
 
     if not math.isfinite(estimate):
-        _undefined(name)
+        _undefined(name, why=why)
         return AgreementRow(name, math.nan, math.nan, math.nan, math.nan, math.nan, method)
     # an estimate below -1 (Fleiss' kappa on partly rated items can be) keeps an
     # unclipped lower bound, as in irrCAC: clipped at -1 the interval would exclude it

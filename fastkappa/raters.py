@@ -484,7 +484,10 @@ def values(m: Model, s: np.ndarray) -> dict[str, np.ndarray]:
         if name == "light_kappa":
             out[name] = light_value(s[:, m.light].reshape(len(s), -1, m.k, m.k), m.a)
             continue
-        pe = _chance(name, m, s)
+        # rows without a rated item (a jackknife of one item) give nan shares: the
+        # nan is the result, reported by the caller, not a NumPy warning
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pe = _chance(name, m, s)
         if name == "percent_agreement":
             out[name] = pa
         else:
@@ -775,4 +778,4 @@ def _moment_blocks(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_ty
 
 __all__ = ["COEFFICIENTS", "LEVELS", "ON_REQUEST", "Model", "Units", "agreement_weights",
            "bootstrap_moments", "build_model", "gwet_variance", "influence_vector",
-           "light_value", "pair_confusions", "values"]
+           "light_value", "pair_confusions", "undefined_pairs", "values"]

@@ -125,6 +125,24 @@ def test_undefined_pair_and_replace_undefined_by():
             naive.light_kappa([[0, 1, 1], [0, 0, 1], [1, 1, 0]], 2), abs=1e-12)
 
 
+def test_undefined_warning_names_the_pair_and_its_common_items():
+    """The warning neither named the pair nor fitted a pair sharing one item on which
+    they agree: declaring the full scale cannot help there."""
+    x = [[1, 1, None], [2, 2, None], [1, None, 2], [None, 1, 1]]
+    match = r"raters 1 and 2 \(1 common item\) is 1.*Declaring more classes does not"
+    with pytest.warns(fk.UndefinedKappaWarning, match=match) as got:
+        assert math.isnan(fk.light_kappa(x))
+    assert "full scale" not in str(got[0].message)
+    with pytest.warns(fk.UndefinedKappaWarning, match=match):
+        res = fk.agreement(x, coefficients=["light_kappa", "fleiss_kappa"])
+    assert math.isnan(res["light_kappa"].estimate)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"ann": [1, 1, 1], "bob": [1, 1, 1], "cy": [1, 2, 1]})
+    with pytest.warns(fk.UndefinedKappaWarning,
+                      match=r"raters 'ann' and 'bob' \(3 common items\) is 1.*returning nan"):
+        fk.light_kappa(frame)
+
+
 def test_bootstrap_matches_index_resampling_in_distribution(rng):
     stats = pytest.importorskip("scipy.stats")
     x = ratings(rng, 80, 4, 3)
