@@ -93,8 +93,8 @@ def _undefined(name: str, replace_undefined_by: Any = None, why: str | None = No
     """Warn that coefficient ``name`` is undefined; return its stand-in (nan by default).
 
     ``why``: the reason and what to do, in place of the generic ones."""
-    unset = replace_undefined_by is None or replace_undefined_by != replace_undefined_by
-    returned = "nan" if unset else f"replace_undefined_by={replace_undefined_by!r}"
+    returned = ("nan" if replace_undefined_by is None
+                else f"replace_undefined_by={replace_undefined_by!r}")
     if why is None:
         why = ("(no item has two ratings, or the chance agreement is 1, e.g. every rating "
                "in one class); returning {returned}. If the data lack classes of the "
@@ -458,7 +458,10 @@ def light_kappa(ratings: ArrayLike | None = None, *,
     (``coefficients=["light_kappa", ...]``) its standard error is the
     linearised variance of the mean, conditional on the raters: each
     item's influence is the sum over pairs of Cohen's kappa influence
-    terms (Fleiss, Cohen and Everitt 1969).
+    terms (Fleiss, Cohen and Everitt 1969), from each pair's total table.
+    Its bootstrap intervals, and ``clusters=``, need a table per distinct
+    rating row, which :func:`fastkappa.agreement` caps at 50 million cells
+    (rows x rater pairs x K^2, ``fastkappa.raters.LIGHT_MAX_CELLS``).
 
     References
     ----------
@@ -629,7 +632,25 @@ def agreement(
     Items with equal count vectors (equal rating rows for Conger's kappa)
     are interchangeable, so estimates, variances, the jackknife and the
     item bootstrap (a multinomial over these types) cost O(types), not
-    O(items). The p-value tests H0: coefficient = 0 with Gwet's standard
+    O(items).
+
+    For one ``seed``, a coefficient's bootstrap interval depends on which
+    coefficients are requested: with Conger's or Light's kappa the items
+    are resampled as rating-row types, otherwise as count-vector types, and
+    the same seed draws different (equally valid) replicates over the two;
+    request the same ``coefficients`` to reproduce an interval.
+
+    Light's kappa with a bootstrap method or ``clusters=`` keeps a table of
+    (distinct rating rows) x (rater pairs) x K^2 cells and refuses more than
+    50 million of them (``fastkappa.raters.LIGHT_MAX_CELLS``; e.g. 100,000
+    items x 12 raters x 3 classes) with a ``ValueError``;
+    ``method='asymptotic'`` without clusters needs only the pairs' total
+    tables, whatever the panel. Likewise a bootstrap of ordinal
+    Krippendorff's alpha adds up K^2 coincidences per replicate (memory
+    about 8 * n_resamples * K^2 bytes); its estimate and asymptotic
+    interval need one (K, K) table.
+
+    The p-value tests H0: coefficient = 0 with Gwet's standard
     error and a normal reference (irrCAC uses a t distribution with n - 1
     degrees of freedom; the standard errors are the same). Interval bounds
     are clipped to [-1, 1] ([0, 1] for percent agreement), except that the
@@ -692,7 +713,11 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
                  else [])
     scored = [n for n in names if n not in undefined]
     # nothing defined to score: the model still checks the clusters and counts them
-    model = _r.build_model(table, scored or ["percent_agreement"], weights, level)
+    # ordinal alpha's coincidences and Light's pair cells per type serve the
+    # bootstrap and clusters only
+    per_type = method != "asymptotic" or clusters is not None
+    model = _r.build_model(table, scored or ["percent_agreement"], weights, level,
+                           per_type=per_type)
     total = model.total
     est = {k: float(v[0]) for k, v in _r.values(model, total).items()}
     units = _units(model, table, clusters)
@@ -706,7 +731,8 @@ def agreement_from_table(table: RatingsTable, coefficients, weights, level, meth
         n_units = n_clusters
         if name in ("krippendorff_alpha", "light_kappa"):  # units holding a pairable item
             n_units = float(counts[feats[:, _r.TWO] > 0].sum())
-        ses[name] = math.sqrt(max(_r.gwet_variance(feats, counts, g, n, fpc, n_units), 0.0))
+        d = _r.unit_scores(model, units, g)
+        ses[name] = math.sqrt(max(_r.gwet_variance(d, counts, n, fpc, n_units), 0.0))
     reps = jack = None
     if method != "asymptotic" and scored:
         reps = _r.values(model, _r.bootstrap_moments(model, units, n_resamples, seq))

@@ -26,6 +26,12 @@ Feature layout (``K`` classes, ``R`` raters)::
     C    [rater g put item i in class k]       (R*K columns; Conger only)
     L    [raters g, h put item i in k, l]      (P*K*K columns, P rater pairs; Light only)
 
+O and L are wide (K^2 columns per type) but a type has few nonzero entries
+in them: unless the per-type columns are needed (a bootstrap, the jackknife,
+clusters), they are kept as totals only, the last columns of ``Model.total``
+(``Model.pooled``), and a type's ``F_t @ g`` for Gwet's variance is computed
+from its count vector or rating row (:func:`unit_scores`).
+
 with ``r*_ik = sum_l a_kl r_il`` (kappa-family agreement weights ``a``) and
 ``r^`` the same with Krippendorff's agreement weights ``1 - d / max(d)``.
 """
@@ -151,6 +157,8 @@ class Model:
     #: (T, n_raters) codes of the rating-row types (-1: missing), when Conger's
     #: or Light's kappa is asked
     row_codes: np.ndarray | None = None
+    #: totals of the feature columns after ``features`` (O, L kept as totals only)
+    pooled: np.ndarray | None = None
 
     @property
     def item_type(self) -> np.ndarray:
@@ -160,7 +168,8 @@ class Model:
 
     @property
     def total(self) -> np.ndarray:
-        return self.type_counts @ self.features
+        built = self.type_counts @ self.features
+        return built if self.pooled is None else np.concatenate([built, self.pooled])
 
 
 ONE, TWO, PA = 0, 1, 2
@@ -173,14 +182,18 @@ def silent_raters(table: RatingsTable) -> list:
 
 
 def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
-                estimate_only: bool = False) -> Model:
+                estimate_only: bool = False, per_type: bool = True) -> Model:
     """Types (distinct count vectors, or rating rows when Conger is asked) and features.
 
     The types come most frequent first, the order an item bootstrap draws
     them in.  ``estimate_only``: the model serves ``model.total`` alone, so
     the types keep the order they were found in and the features are
     column-major (each feature column written contiguously); the sums are
-    the same.
+    the same.  ``per_type=False`` (and ``estimate_only``): ordinal alpha's
+    coincidences and Light's pair cells are kept as totals (``Model.pooled``),
+    not as K^2 columns per type; enough for the estimates and Gwet's
+    variance of item types (:func:`unit_scores`), not for a bootstrap or
+    clusters.
     """
     k = table.n_classes
     conger = "conger_kappa" in names
@@ -256,24 +269,36 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
     pi = slice(3, 3 + k)
     knk = slice(5 + k, 5 + 2 * k)
     p = 5 + 2 * k
-    o = slice(p, p + k * k) if ordinal else None
-    p += k * k if ordinal else 0
+    per_type = per_type and not estimate_only
+    # the wide blocks kept per type come in their place; pooled ones after every
+    # column written per type
+    o = slice(p, p + k * k) if ordinal and per_type else None
+    p += k * k if o is not None else 0
     c = slice(p, p + n_raters * k) if conger else None
     p += n_raters * k if conger else 0
     lt = None
     if light:
         gi, hi = rater_pairs(n_raters)
         width = len(gi) * k * k
-        if t * width > LIGHT_MAX_CELLS:
+        if per_type and t * width > LIGHT_MAX_CELLS:
             raise ValueError(
-                f"Light's kappa in agreement() keeps {t} distinct rating rows x {len(gi)} "
-                f"rater pairs x {k * k} class pairs, more than {LIGHT_MAX_CELLS:,} cells; "
-                "compute the estimate alone with fastkappa.light_kappa, or leave "
-                "'light_kappa' out of `coefficients=`.")
+                f"Light's kappa with a bootstrap or clusters keeps {t} distinct rating "
+                f"rows x {len(gi)} rater pairs x {k * k} class pairs, more than "
+                f"{LIGHT_MAX_CELLS:,} cells; use method='asymptotic' without `clusters=` "
+                "(which needs no such table), or leave 'light_kappa' out of "
+                "`coefficients=`.")
+        if per_type:
+            lt = slice(p, p + width)
+            p += width
+    built = p
+    if ordinal and o is None:
+        o = slice(p, p + k * k)
+        p += k * k
+    if light and lt is None:
         lt = slice(p, p + width)
         p += width
     # written column block by column block into one array (no concatenation)
-    features = np.empty((t, p), order=layout)
+    features = np.empty((t, built), order=layout)
     features[:, ONE] = 1.0
     features[:, TWO] = twof
     # sum_k r_k (r*_k - 1) = r . (r a^T) - r_i, a row-wise dot product
@@ -285,20 +310,29 @@ def build_model(table: RatingsTable, names, weights=None, level="nominal", *,
     features[:, 3 + k] = np.where(two, kagree / rt1, 0.0)
     np.multiply(rt, twof, out=features[:, 4 + k])
     np.multiply(r, twof[:, None], out=features[:, knk])
-    if ordinal:
+    pooled = []
+    if ordinal and o.start < built:
         co = (r[:, :, None] * r[:, None, :] - np.eye(k)[None] * r[:, :, None]) / rt1[:, None,
                                                                                     None]
         np.multiply(co.reshape(t, k * k), twof[:, None], out=features[:, o])
+    elif ordinal:  # sum_t n_t (r_t r_t^T - diag r_t) / (r_t - 1): one (K, K) product
+        rw = r * (type_counts * twof / rt1)[:, None]
+        co = rw.T @ r
+        co[np.diag_indices(k)] -= rw.sum(axis=0)
+        pooled.append(co.reshape(-1))
     if conger:  # one-hot: [rater g put the row in class k], built column-major
         by_rater = np.ascontiguousarray(codes.T)
         onehot = by_rater[:, None, :] == np.arange(k)[None, :, None]  # (R, K, T)
         features[:, c] = onehot.reshape(n_raters * k, t).T
-    if light:
+    if light and lt.start < built:
         features[:, lt] = _pair_cells(codes, gi, hi, k).reshape(t, width)
+    elif light:
+        pooled.append(pair_confusions(codes, k, type_counts).reshape(-1))
     return Model(names=tuple(names), k=k, n_raters=n_raters, a=a, ka=ka, ordinal=ordinal,
                  conger=conger, features=features, type_counts=type_counts,
                  type_of=type_of, item_of=item_of, pi=pi, knk=knk,
-                 o=o, c=c, light=lt, row_codes=codes if (conger or light) else None)
+                 o=o, c=c, light=lt, row_codes=codes if (conger or light) else None,
+                 pooled=np.concatenate(pooled) if pooled else None)
 
 
 def _agreement_sums(r: np.ndarray, w: np.ndarray | None, rt: np.ndarray, fast: bool
@@ -353,11 +387,13 @@ def _pair_cells(codes: np.ndarray, gi: np.ndarray, hi: np.ndarray, k: int) -> np
     return out
 
 
-def pair_confusions(codes: np.ndarray, k: int) -> np.ndarray:
+def pair_confusions(codes: np.ndarray, k: int, counts: np.ndarray | None = None
+                    ) -> np.ndarray:
     """Confusion matrix of every rater pair over the items both rated: (P, K, K).
 
     One ``bincount`` per pair over the items x raters code table (``-1``:
-    missing), without collapsing items into types.
+    missing), without collapsing items into types; ``counts``: the rows are
+    types, each standing for that many items.
     """
     gi, hi = rater_pairs(codes.shape[1])
     out = np.empty((len(gi), k, k))
@@ -365,7 +401,8 @@ def pair_confusions(codes: np.ndarray, k: int) -> np.ndarray:
         cg, ch = codes[:, g], codes[:, h]
         both = (cg >= 0) & (ch >= 0)
         cell = cg[both].astype(np.int64) * k + ch[both]
-        out[p] = np.bincount(cell, minlength=k * k).reshape(k, k)
+        out[p] = np.bincount(cell, weights=None if counts is None else counts[both],
+                             minlength=k * k).reshape(k, k)
     return out
 
 
@@ -523,7 +560,7 @@ def influence_vector(name: str, m: Model, s: np.ndarray, estimate: float) -> tup
     the ``U`` resampling units (items, or clusters of items) — for items,
     irrCAC's ``(1 - f) / (n (n - 1)) * sum_i (x_i - coefficient)^2``.
     """
-    g = np.zeros(m.features.shape[1])
+    g = np.zeros(len(s))  # the pooled columns too
     n = float(s[ONE])
     n2 = float(s[TWO])
     if name == "krippendorff_alpha":
@@ -591,10 +628,37 @@ def _alpha_influence(m: Model, s: np.ndarray, g: np.ndarray) -> tuple[np.ndarray
     return g, n
 
 
-def gwet_variance(unit_features: np.ndarray, unit_counts: np.ndarray, g: np.ndarray,
-                  n: float, fpc: float, n_units: int | None = None) -> float:
-    """``fpc * U / (U - 1) / n^2 * sum_u count_u (F_u @ g)^2``."""
-    d = unit_features @ g
+def unit_scores(m: Model, units: Units, g: np.ndarray) -> np.ndarray:
+    """``F_u @ g`` of every unit; the pooled blocks (:attr:`Model.pooled`, item types
+    only) from each type's count vector (coincidences) or rating row (pair cells)."""
+    built = units.features.shape[1]
+    d = units.features @ g[:built]
+    if built == len(g):
+        return d
+    if units.n_clusters is not None or units.features is not m.features:
+        raise AssertionError("pooled feature blocks serve item types only")
+    k = m.k
+    if m.o is not None and m.o.start >= built:
+        # sum_kl o_kl G_kl = (r G r^T - sum_k r_k G_kk) / (r - 1) over pairable types
+        gg = g[m.o].reshape(k, k)
+        r = m.features[:, m.knk]
+        rt = m.features[:, m.knk.start - 1]
+        quad = ((r @ gg.T) * r) @ np.ones(k) - r @ np.diag(gg)
+        d += np.where(rt >= 2, quad / np.where(rt >= 2, rt - 1.0, 1.0), 0.0)
+    if m.light is not None and m.light.start >= built:
+        gi, hi = rater_pairs(m.n_raters)
+        cells = g[m.light].reshape(len(gi), k * k)
+        for p, (gr, hr) in enumerate(zip(gi, hi, strict=True)):  # O(T) memory per pair
+            cg, ch = m.row_codes[:, gr], m.row_codes[:, hr]
+            both = (cg >= 0) & (ch >= 0)
+            d += np.where(both, cells[p][np.where(both, cg.astype(np.int64) * k + ch, 0)], 0.0)
+    return d
+
+
+def gwet_variance(d: np.ndarray, unit_counts: np.ndarray, n: float, fpc: float,
+                  n_units: int | None = None) -> float:
+    """``fpc * U / (U - 1) / n^2 * sum_u count_u d_u^2``, ``d_u = F_u @ g``
+    (:func:`unit_scores`)."""
     units = float(unit_counts.sum()) if n_units is None else float(n_units)
     if units < 2 or not n > 0:
         return math.nan
@@ -778,4 +842,4 @@ def _moment_blocks(type_counts, dense_of, dense, sp_idx, sp_val, n_feat, unit_ty
 
 __all__ = ["COEFFICIENTS", "LEVELS", "ON_REQUEST", "Model", "Units", "agreement_weights",
            "bootstrap_moments", "build_model", "gwet_variance", "influence_vector",
-           "light_value", "pair_confusions", "undefined_pairs", "values"]
+           "light_value", "pair_confusions", "undefined_pairs", "unit_scores", "values"]

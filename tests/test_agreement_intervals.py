@@ -425,3 +425,19 @@ def test_single_item_bootstrap_warns_only_fastkappa_warnings():
     assert got
     assert all(issubclass(w.category, (DegenerateIntervalWarning, fk.UndefinedKappaWarning))
                for w in got), [str(w.message) for w in got]
+
+
+def test_seeded_interval_depends_on_the_type_kind_only(rng):
+    """Documented: for one seed a coefficient's interval is the same with any
+    companions resampled as count vectors, and may differ once Conger's kappa makes
+    the types rating rows."""
+    x = ratings(rng, 120, 4, 3, p_missing=0.0)
+
+    def pa(coefficients):
+        row = fk.agreement(x, method="percentile", seed=0, n_resamples=500,
+                           coefficients=coefficients)["percent_agreement"]
+        return row.low, row.high
+
+    alone = pa(["percent_agreement"])
+    assert pa(["percent_agreement", "fleiss_kappa", "krippendorff_alpha"]) == alone
+    assert pa(["percent_agreement", "conger_kappa"]) != alone

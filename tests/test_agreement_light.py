@@ -18,6 +18,7 @@ import pytest
 
 import fastkappa as fk
 from fastkappa import raters as _r
+from fastkappa._raters_input import encode_ratings
 
 
 def ratings(rng, n=60, n_raters=4, k=3, p_missing=0.2, agree=0.6):
@@ -139,7 +140,8 @@ def test_undefined_warning_names_the_pair_and_its_common_items():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"ann": [1, 1, 1], "bob": [1, 1, 1], "cy": [1, 2, 1]})
     with pytest.warns(fk.UndefinedKappaWarning,
-                      match=r"raters 'ann' and 'bob' \(3 common items\) is 1.*returning nan"):
+                      match=r"raters 'ann' and 'bob' \(3 common items\) is 1.*"
+                            r"returning replace_undefined_by=nan"):
         fk.light_kappa(frame)
 
 
@@ -212,9 +214,51 @@ def test_sparse_panel_error(rng):
 
 
 def test_too_many_cells_error(rng, monkeypatch):
-    monkeypatch.setattr(_r, "LIGHT_MAX_CELLS", 100)
     x = ratings(rng, 40, 4, 3)
-    with pytest.raises(ValueError, match=r"compute the estimate alone with "
-                                         r"fastkappa\.light_kappa, or leave 'light_kappa' out"):
-        fk.agreement(x, coefficients="light_kappa")
+    expected = fk.agreement(x, coefficients="light_kappa", clusters=np.arange(40))
+    monkeypatch.setattr(_r, "LIGHT_MAX_CELLS", 100)
+    for options in ({"method": "bca", "seed": 0}, {"clusters": np.arange(40)}):
+        with pytest.raises(ValueError, match=r"use method='asymptotic' without `clusters=` "
+                                             r"\(which needs no such table\), or leave"):
+            fk.agreement(x, coefficients="light_kappa", **options)
     assert math.isfinite(fk.light_kappa(x))  # the estimate alone needs no type table
+    # the asymptotic interval without clusters neither: the pair cells are totals
+    got = fk.agreement(x, coefficients="light_kappa")["light_kappa"]
+    assert got.estimate == pytest.approx(expected["light_kappa"].estimate, abs=1e-14)
+    assert got.standard_error == pytest.approx(expected["light_kappa"].standard_error,
+                                               rel=1e-12)
+
+
+def test_asymptotic_light_needs_no_type_table():
+    """LIGHT_MAX_CELLS refused ordinary panels (100,000 items x 12 raters x 3 classes,
+    66 rater pairs) even for the asymptotic interval, whose variance needs each
+    item's influence only: a sum over its pairs of one cell each."""
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 3, 20_000)
+    x = np.where(rng.random((20_000, 12)) < 0.2, truth[:, None],
+                 rng.integers(0, 3, (20_000, 12))).astype(float)
+    table = encode_ratings(x)
+    m = _r.build_model(table, ("light_kappa",), per_type=False)
+    assert len(m.type_counts) * 66 * 9 > _r.LIGHT_MAX_CELLS / 10
+    tracemalloc.start()
+    try:
+        res = fk.agreement(x, coefficients="light_kappa")["light_kappa"]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert res.estimate == pytest.approx(fk.light_kappa(x), abs=1e-12)
+    assert peak < len(m.type_counts) * 66 * 9 * 8 / 4  # the per-type cells, in bytes
+    # the same SE as the per-type table (checked on a sample small enough for it)
+    small = x[:2000]
+    per_type = _r.build_model(encode_ratings(small), ("light_kappa",))
+    units = _r.Units(per_type.features, per_type.type_counts, None)
+    total = per_type.total
+    g, n = _r.influence_vector("light_kappa", per_type, total, 0.0 + _r.values(
+        per_type, total)["light_kappa"][0])
+    se = math.sqrt(_r.gwet_variance(_r.unit_scores(per_type, units, g),
+                                    per_type.type_counts, n, 1.0,
+                                    int(per_type.type_counts.sum())))
+    assert fk.agreement(small, coefficients="light_kappa")["light_kappa"].standard_error \
+        == pytest.approx(se, rel=1e-10)
