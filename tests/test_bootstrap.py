@@ -926,3 +926,15 @@ def test_forked_children_after_openmp_kernels_run_and_agree(tmp_path):
         pytest.skip("numba's OpenMP layer is not available here")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["omp", "True"], proc.stdout + proc.stderr[-2000:]
+
+
+def test_a_drawn_seed_is_recorded_exactly_as_json_readers_read_it():
+    # seed=None drew 128-bit entropy: JSON readers that hold numbers as doubles
+    # (jq, JavaScript) rounded it, and the rounded seed reproduced nothing
+    t = np.arange(200) % 4
+    p = (t + (np.arange(200) % 7 == 0)) % 4
+    res = fk.kappa_ci(t, p, n_resamples=100)
+    seed = json.loads(json.dumps(res.to_dict()))["seed"]
+    assert 0 <= seed < 2**53 and float(seed) == seed
+    again = fk.kappa_ci(t, p, n_resamples=100, seed=int(float(seed)))
+    assert (again.low, again.high) == (res.low, res.high)

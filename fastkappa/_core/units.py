@@ -63,16 +63,24 @@ _sampling = sampling_kernels
 # --------------------------------------------------------------------------- seeds
 
 
+def fresh_seed() -> int:
+    """A seed drawn from the OS for a run without one: 53 bits, so that the
+    recorded seed survives every JSON reader (jq and JavaScript read numbers as
+    doubles, which round 128-bit entropy) and can be passed back as ``seed=``."""
+    return int(np.random.SeedSequence().entropy) >> 75
+
+
 def resolve_seed(seed) -> np.random.SeedSequence:
     """The one seed normaliser: a fresh :class:`numpy.random.SeedSequence`.
 
-    ``None`` draws entropy from the OS (recorded by :func:`seed_record`); an
+    ``None`` draws a seed from the OS (:func:`fresh_seed`; recorded by
+    :func:`seed_record`); an
     int, a sequence of ints or a SeedSequence always gives the same sequence
     (a SeedSequence is copied, never advanced); a Generator is advanced by one
     draw, as any use of a Generator is.  Anything else is a ``ValueError``.
     """
     if seed is None:
-        return np.random.SeedSequence()
+        return np.random.SeedSequence(fresh_seed())
     if isinstance(seed, np.random.SeedSequence):
         return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key,
                                       pool_size=seed.pool_size)

@@ -80,7 +80,9 @@ def _draw_seed(args, method: str | None) -> int | None:
     if method is None or method == "asymptotic":
         return args.seed
     if args.seed is None:
-        return int(np.random.SeedSequence().entropy)
+        from .._core.units import fresh_seed
+
+        return fresh_seed()  # 53 bits: exact in any JSON reader
     return args.seed
 
 
