@@ -183,8 +183,12 @@ def compare(n_items: int = 20_000) -> list[tuple[str, float, float | None]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    n = int(argv[0]) if argv else 20_000
+    import argparse
+
+    parser = argparse.ArgumentParser(description="fastkappa's many-rater functions "
+                                     "against irrCAC, krippendorff and statsmodels.")
+    parser.add_argument("n", nargs="?", type=int, default=20_000, help="items (20,000)")
+    n = parser.parse_args(sys.argv[1:] if argv is None else argv).n
     print(f"{n:,} items x 5 raters, K = 5, 10% missing")
     print(f"{'what':62s} {'seconds':>9s} {'fastkappa':>10s} {'ratio':>7s}")
     for what, t, t_fk in compare(n):

@@ -62,9 +62,16 @@ def coverage(n_items: int, n_sims: int, n_resamples: int, truth: dict, seed: int
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    n_sims = int(argv[0]) if argv else 500
-    n_resamples = int(argv[1]) if len(argv) > 1 else 2000
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Coverage of fk.agreement's intervals "
+                                     "in simulated panels.")
+    parser.add_argument("n_sims", nargs="?", type=int, default=500,
+                        help="simulations per sample size (500)")
+    parser.add_argument("n_resamples", nargs="?", type=int, default=2000,
+                        help="bootstrap resamples (2,000)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    n_sims, n_resamples = args.n_sims, args.n_resamples
     truth = population_values()
     print(f"95% intervals, {n_sims} simulations, {n_resamples} resamples; population values:",
           ", ".join(f"{c} {v:.3f}" for c, v in truth.items()))
