@@ -328,9 +328,9 @@ def comparison_tables(comp, spec: str = "") -> tuple[list[list[str]], list[list[
 
 
 def comparison_heading(comp) -> str:
-    return (f"{kappa_name(comp.weights)} of {len(comp.models)} models on {comp.n_rows} rows, "
+    return (f"{kappa_name(comp.weights)} of {len(comp.models)} models on {comp.n_rows:,} rows, "
             f"{level(comp.confidence_level)} CI ({comp.method}"
-            + (f", {comp.n_resamples} paired resamples" if comp.method != "asymptotic"
+            + (f", {comp.n_resamples:,} paired resamples" if comp.method != "asymptotic"
                else "") + ")"
             + (f"; each model against {comp.reference}" if comp.reference is not None
                else ""))
@@ -446,7 +446,7 @@ def agreement_heading(res) -> str:
     left = (f" ({unrated:,} more without a rating, left out)" if unrated else "")
     raters = f"{res.n_raters} {_plural('rater', res.n_raters)}" if res.n_raters else (
         "anonymous raters")
-    return (f"agreement among {raters} on {res.n_items} {_plural('item', res.n_items)}"
+    return (f"agreement among {raters} on {res.n_items:,} {_plural('item', res.n_items)}"
             f"{left}, {len(res.classes)} {'class' if len(res.classes) == 1 else 'classes'}{w}; "
             f"{level(res.confidence_level)} "
             f"CI {how}")

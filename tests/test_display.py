@@ -206,7 +206,7 @@ def test_comparison_text_and_html_show_the_fields(p_adjust, reference):
             sklearn_metrics.cohen_kappa_score(y, preds[name], weights="quadratic"), rel=1e-12)
     text = str(comp).splitlines()
     head = text[0]
-    assert head.startswith(f"quadratic-weighted kappa (QWK) of 3 models on {len(y)} rows, "
+    assert head.startswith(f"quadratic-weighted kappa (QWK) of 3 models on {len(y):,} rows, "
                            "95% CI (bca, 500 paired resamples)")
     assert head.endswith(f"; each model against {reference}" if reference else ")")
     blank = text.index("")

@@ -80,7 +80,7 @@ def demo(*, n_resamples: int = 10_000, seed: int = 0, figures_dir: str | None = 
         "fastkappa demo: simulated diabetic-retinopathy screening set (ships with fastkappa)",
         f"{len(y):,} eyes of {len(np.unique(patient)):,} patients, grades 0-4: {prev}",
         "",
-        f"quadratic-weighted kappa (QWK), 95% BCa intervals, {n_resamples} resamples "
+        f"quadratic-weighted kappa (QWK), 95% BCa intervals, {n_resamples:,} resamples "
         "of patients (two eyes each):",
     ]
     width = max(len(m) for m in results)
