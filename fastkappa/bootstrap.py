@@ -282,7 +282,8 @@ def kappa_ci(
                                         n_clusters, cell_t, cell_p, k)
             units = dataclasses.replace(units, n_rows=int(counted.sum()))
         else:
-            units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k)
+            units = units_from_clusters(cells, row_w, codes, n_clusters, cell_t, cell_p, k,
+                                        sample_weights=row_w is not None)
     else:
         units = units_from_rows(cells, row_w, cell_t, cell_p, k)
     rows = None

@@ -291,7 +291,7 @@ def compare(
     if clusters is not None:
         codes, n_clusters = encode_clusters(clusters, n_input, keep)
         units = units_from_clusters(cells, None if uniform else sw, codes, n_clusters,
-                                    cell_t, cell_p, k)
+                                    cell_t, cell_p, k, sample_weights=not uniform)
     elif uniform:
         counts = np.bincount(cells, minlength=len(cell_t))
         units = units_from_counts(counts, cell_t, cell_p, n_classes=k)

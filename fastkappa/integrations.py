@@ -327,10 +327,15 @@ def _qwk_of_class_scores(y_true, scores, labels, n_classes, weights, sample_weig
             f"{columns} classes) but {len(declared)} are declared; each training fold must "
             "hold exactly the declared classes (stratify the folds), or score with "
             "response_method='predict'.")
-    # column j is the j-th class in sorted order (as classes_ is): the declared
-    # classes, in scale order, pick their columns
-    order = np.argsort(np.argsort(declared, kind="stable"), kind="stable")
-    return qwk_score(y_true, scores[:, order], labels=declared, weights=weights,
+    # column j is the j-th class in sorted order (as classes_ is): argmax over the
+    # columns as given, so that a tie goes to the first class in sorted order, as
+    # predict's does; then the class it names
+    if not np.isfinite(scores).all():  # refused with qwk_score's own message
+        return qwk_score(y_true, scores, labels=declared, weights=weights,
+                         sample_weight=sample_weight)
+    predicted = np.asarray(declared)[np.argsort(declared, kind="stable")][
+        np.argmax(scores, axis=1)]
+    return qwk_score(y_true, predicted, labels=declared, weights=weights,
                      sample_weight=sample_weight)
 
 

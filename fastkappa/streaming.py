@@ -22,7 +22,12 @@ from ._core.columns import CodesColumn, as_column, materialize
 from ._core.config import MAX_CLASSES
 from ._core.encode import check_labels, encode_pair
 from ._core.encoding import NoClassLeftError, OutsideClassesError
-from ._core.options import check_replace_undefined_by, check_row_keywords
+from ._core.options import (
+    check_ignore_undeclared,
+    check_marker_kind,
+    check_replace_undefined_by,
+    check_row_keywords,
+)
 from ._core.rows import frequency_rows
 from ._core.shapes import flatten_labels
 from .bootstrap import kappa_ci_from_confusion
@@ -369,8 +374,13 @@ class CohenKappa:
                 frequency_weight is not None and len(frequency_weight) == 0):
             # no rows (or every row counted 0 times): nothing to add, but the
             # keywords are checked as for any batch
-            check_row_keywords(0, sample_weight=sample_weight, ignore_index=ignore_index,
-                               nan_policy=nan_policy, thresholds=thresholds, stream=True)
+            _, _, ignore = check_row_keywords(
+                0, sample_weight=sample_weight, ignore_index=ignore_index,
+                nan_policy=nan_policy, thresholds=thresholds, stream=True)
+            if self._fixed:  # the declared classes, as a batch with rows checks them
+                check_ignore_undeclared(ignore, self._labels)
+                check_marker_kind("ignore_index", ignore, self._kind, "labels",
+                                  "drop no row")
             return self
         inputs = {"sample_weight": sample_weight, "frequency_weight": frequency_weight,
                   "ignore_index": ignore_index,

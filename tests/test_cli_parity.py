@@ -97,7 +97,7 @@ def test_ignore_index_among_declared_classes_is_refused(paths, capsys, command):
     code, out, err = run([command, paths["parquet"], "--true", "grade", *pred,
                           "--n-classes", "4", "--ignore-index", "0"], capsys)
     assert code != 0 and out == ""
-    assert "--ignore-index is 0, one of the declared classes (--labels or --n-classes)" in err
+    assert "--ignore-index is 0, one of the declared classes (--labels or --n-classes" in err
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet"])

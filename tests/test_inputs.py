@@ -674,6 +674,14 @@ def test_ignore_index_among_the_declared_classes_is_an_error(tmp_path):
             kw = {"decl": decl} if call is calls[-1] else decl
             with pytest.raises(ValueError, match=clash):
                 call(ignore_index=0, **kw)
+    # an ordered Categorical declares its categories as labels= does
+    cats = pytest.importorskip("pandas").Categorical
+    with pytest.raises(ValueError, match="`ignore_index` is 'b', one of the declared"):
+        fk.cohen_kappa(cats.from_codes(t, list("abcd"), ordered=True),
+                       cats.from_codes(p, list("abcd"), ordered=True), ignore_index="b")
+    # an empty streaming batch checks it too
+    with pytest.raises(ValueError, match=clash):
+        fk.CohenKappa(n_classes=4).update([], [], ignore_index=0)
     path = tmp_path / "rows.csv"
     path.write_text("y,p\n" + "\n".join(f"{a},{b}" for a, b in zip(t, p, strict=True)))
     with pytest.raises(ValueError, match=clash):
@@ -727,6 +735,11 @@ def test_null_or_nan_inside_an_arrow_dictionary_is_a_missing_value():
          [1, 2, 2, 1]),
         (pa.array([1, 2, None, 1]).dictionary_encode(null_encoding="encode"), [1, 2, 2, 1]),
     ]
+    # in several chunks pyarrow cannot unify such dictionaries (ArrowInvalid)
+    chunked = pa.chunked_array([
+        pa.array(["a", None]).dictionary_encode(null_encoding="encode"),
+        pa.array(["b", "a", None, "c"]).dictionary_encode(null_encoding="encode")])
+    assert fk.cohen_kappa(chunked, list("abbaac"), nan_policy="omit") == 1.0
     for arr, other in cases:
         with pytest.raises(ValueError, match="1 row holds a missing value"):
             fk.cohen_kappa(arr, other)
@@ -802,6 +815,13 @@ def test_cohen_kappa_sample_weight_at_float_limits():
 def test_cohen_kappa_non_numeric_thresholds_raise():
     with pytest.raises(ValueError, match=r"`thresholds` must be numbers"):
         fk.cohen_kappa([0, 1], [0.2, 0.8], thresholds=["a"])
+    with pytest.raises(ValueError, match=r"`thresholds` must be numbers"):
+        fk.cohen_kappa([0, 1], [0.2, 0.8], thresholds=np.array(["0.5"], dtype=object))
+    # numbers held as objects are numbers (Decimals, an object Series of floats)
+    from decimal import Decimal
+
+    for cuts in ([Decimal("1.0")], np.array([1.0], dtype=object)):
+        assert fk.cohen_kappa([0, 1, 0, 1], [0.4, 1.6, 0.2, 1.1], thresholds=cuts) == 1.0
 
 
 def test_encode_pair_row_indices_agree_with_the_table(rng):

@@ -667,3 +667,21 @@ def test_predict_proba_scorer_asks_for_the_scale_when_a_fold_lacks_a_class():
                                          "each training fold must hold exactly"):
         cross_val_score(clf, X, grade, cv=cv, error_score="raise",
                         scoring=make_qwk_scorer(n_classes=6, response_method="predict_proba"))
+
+
+def test_class_score_ties_go_to_the_first_sorted_class_as_predict_does():
+    # the columns were put in scale order before argmax, so with labels not in
+    # ascending order a tie (margin 0, probability 0.5) went to another class than
+    # predict's: QWK 0.0 against 0.667
+    from fastkappa.integrations import _qwk_of_margins, _qwk_of_probabilities
+
+    y = [0, 1, 0, 1, 0, 1]
+    margin = np.array([0, 1, -1, 0.5, 0, -0.2])
+    want = qwk_score(y, (margin > 0).astype(int), labels=[1, 0], weights=None)
+    assert _qwk_of_margins(y, margin, labels=[1, 0], weights=None) == want
+    proba = np.array([0.5, 0.9, 0.2, 0.7, 0.5, 0.4])
+    assert _qwk_of_probabilities(y, proba, labels=[1, 0], weights=None) == want
+    three = np.array([[0.4, 0.4, 0.2], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    y3 = ["b", "c", "a"]  # a tie between classes "a" and "b" goes to "a"
+    assert _qwk_of_probabilities(y3, three, labels=["c", "b", "a"], weights=None) == (
+        qwk_score(y3, ["a", "c", "c"], labels=["c", "b", "a"], weights=None))

@@ -151,10 +151,9 @@ def test_shared_temporary_folder_is_used_only_when_private(clean_env, tmp_path):
     assert list(_cache._candidate_roots()) == [blocker / "sub", temp]  # rank 1: temporary
     assert _cache._rank_locator(1).from_function(f, _kernel_source()) is not None
     assert temp.stat().st_mode & 0o777 == 0o700 and _cache.cache_dir() == temp
-    temp.chmod(0o777)  # writable by others: refused
-    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is None
-    assert _cache.cache_dir() is None
-    temp.chmod(0o700)
+    temp.chmod(0o777)  # the user's own, writable by others (umask 002): made private
+    assert _cache._rank_locator(1).from_function(f, _kernel_source()) is not None
+    assert temp.stat().st_mode & 0o777 == 0o700
     uid = os.getuid()
     mp.setattr(_cache.os, "getuid", lambda: uid + 1)  # another user's folder
     assert _cache._rank_locator(1).from_function(f, _kernel_source()) is None

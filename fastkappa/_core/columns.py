@@ -365,7 +365,10 @@ def _from_arrow(x, name: str) -> Column:
         return as_column(np.column_stack([c.to_numpy(zero_copy_only=False)
                                           for c in x.columns]), name)
     if isinstance(x, pa.ChunkedArray):
-        x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
+        try:
+            x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
+        except pa.ArrowInvalid:  # dictionaries that hold a null cannot be unified
+            x = x.cast(x.type.value_type).combine_chunks()
     if pa.types.is_dictionary(x.type):
         idx = x.indices
         i = first_index_outside(idx, len(x.dictionary))

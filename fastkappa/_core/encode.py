@@ -375,11 +375,11 @@ def encode_pair(y_true, y_pred, *, labels=None, n_classes=None, sample_weight=No
 
         labels = fitted_labels(thresholds)  # fitted cuts name their classes
     declared, kind = check_labels(labels, n_classes)
-    check_ignore_undeclared(ignore_index, declared)
     if declared is None:
         scale = declared_scale([(t_name, tcol), (p_name, pcol)])
         if scale is not None:
             declared, kind = scale
+    check_ignore_undeclared(ignore_index, declared)  # an ordered Categorical declares too
     scored_pred = isinstance(pcol, MatrixColumn) or thresholds is not None
     # whole-number floats (pandas' integers with a null) take the integer paths
     tcol = whole_float_column(tcol)

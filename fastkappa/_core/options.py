@@ -8,6 +8,9 @@ to pass instead.
 
 from __future__ import annotations
 
+import decimal
+import numbers
+
 import numpy as np
 
 from .columns import FloatColumn, IntColumn, _is_missing_scalar, _module_of, as_column
@@ -52,7 +55,7 @@ def check_marker_undeclared(name: str, value, declared, consequence: str) -> Non
     if isinstance(value, np.generic):
         value = value.item()
     raise ValueError(f"`{name}` is {value!r}, one of the declared classes (`labels=` or "
-                     f"`n_classes=`), so {consequence}")
+                     f"`n_classes=`, or an ordered Categorical's categories), so {consequence}")
 
 
 def check_ignore_undeclared(ignore_index, declared) -> None:
@@ -71,6 +74,10 @@ def check_thresholds(thresholds) -> np.ndarray:
         th = np.asarray(thresholds)
     except ValueError:  # ragged nested lists
         th = np.asarray(None)
+    if th.dtype == object and th.size and all(
+            isinstance(v, (numbers.Real, decimal.Decimal)) and not isinstance(v, bool)
+            for v in th.ravel().tolist()):
+        th = th.astype(np.float64)  # Decimals, an object Series of floats
     if th.dtype == object or th.dtype.kind not in "biuf":
         raise ValueError("`thresholds` must be numbers: increasing numeric cut points.")
     if th.ndim != 1 or th.size == 0:

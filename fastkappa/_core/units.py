@@ -370,12 +370,14 @@ def assign_types(unit_ptr: np.ndarray, cell: np.ndarray, bits: np.ndarray
 
 def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
                         cluster_codes: np.ndarray, n_clusters: int, cell_t: np.ndarray,
-                        cell_p: np.ndarray, n_classes: int) -> Units:
+                        cell_p: np.ndarray, n_classes: int, *,
+                        sample_weights: bool = False) -> Units:
     """Clusters of rows: per-cluster sparse tables collapsed into types.
 
     Rows are sorted by (cluster, joint cell) so each cluster keeps only the
     cells it uses (never a dense (C, K, K) array); identical cluster tables
-    are found by hashing and confirmed entry by entry.
+    are found by hashing and confirmed entry by entry.  ``sample_weights``:
+    ``values`` are sample weights (not counts), hashed free of their scale.
     """
     cells = np.asarray(cells, dtype=np.int64)
     n_cells = len(cell_t)
@@ -401,11 +403,11 @@ def units_from_clusters(cells: np.ndarray, values: np.ndarray | None,
     ucell = ukey - ucl * n_cells
     unit_ptr = np.zeros(n_clusters + 1, dtype=np.int64)
     np.cumsum(np.bincount(ucl, minlength=n_clusters), out=unit_ptr[1:])
-    # types are found (and ordered) by the values' bits: taken with the smallest
-    # positive value brought into [1, 2) by an exact power of two (counts stay as
-    # they are), so that weights scaled by one power-of-two factor give the same
-    # types in the same order
-    positive = uval[uval > 0]
+    # types are found (and ordered) by the values' bits: sample weights are taken
+    # with the smallest positive sum brought into [1, 2) by an exact power of two,
+    # so that weights scaled by one power-of-two factor give the same types in the
+    # same order (counts are hashed as they are: their draws stay those of before)
+    positive = uval[uval > 0] if sample_weights else uval[:0]
     shift = 1 - int(np.frexp(positive.min())[1]) if len(positive) else 0
     if shift and not np.isfinite(np.ldexp(positive.max(), shift)):
         shift = 0  # a range of weights past float64's: the bits as they are

@@ -18,7 +18,8 @@ found wins:
    The temporary folder is shared by every user, and numba reads its index
    files with ``pickle``: this folder is created private (mode 0700) and used
    only while it is a folder of the current user that no one else may write
-   to (a folder someone else made first is never used).
+   to (one of theirs that others may write to is made private first; a
+   folder someone else made first is never used).
 
 When none is usable the kernels still run, compiled in each new process.
 Inside the folder numba keeps one sub-folder per source folder (its name plus
@@ -103,10 +104,16 @@ def _private_folder(root: Path) -> bool:
         return False
     try:
         st = os.lstat(root)
-    except OSError:
+        if not (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()):
+            return False
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            # the user's own folder, made writable to others by a umask such as 002
+            # (an older fastkappa created it so): made private again
+            os.chmod(root, 0o700, follow_symlinks=False)
+            st = os.lstat(root)
+    except (OSError, NotImplementedError):
         return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+    return not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _candidate_roots():
