@@ -320,11 +320,12 @@ def _score(source, *, true, pred, weights=None, labels=None, n_classes=None, by=
         _kappa_ci_iv(method, confidence_level, n_resamples, seed)
     src = as_source(source, sep=sep)
     labels, ignore_index = as_file_labels(src, [true, pred], labels, ignore_index)
-    check_ignore_undeclared(ignore_index, _declared(labels, n_classes))
     spec = _Spec(true, pred, by, clusters, nan_policy, progress, weight, weight_kind,
                  ignore_index)
     if labels is None and n_classes is None:
         labels = _file_scale(src, _unique([true, pred]), weights)
+    # the declared classes, an ordered categorical column's included
+    check_ignore_undeclared(ignore_index, _declared(labels, n_classes))
     acc = CohenKappa(weights=weights, labels=labels, n_classes=n_classes)
     needed = _unique([true, pred, clusters, by, weight])
     declared = _declared(labels, n_classes)

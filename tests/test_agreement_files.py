@@ -220,3 +220,21 @@ def test_csv_ids_with_spaces_around_are_numbers(tmp_path):
     path.write_text("i,r,l\n2,x,1\n2,y,2\n2\xa0,x,1\n2\xa0,y,1\n")
     assert fkf.agreement_file(path, item="i", rater="r", label="l",
                               coefficients="percent_agreement").n_items == 2
+
+
+def test_missing_marker_among_an_ordered_categorical_columns_classes(tmp_path):
+    # in one call the marker is no class of an ordered Categorical (it is left out of
+    # the scale); agreement_file refused the same column read from a file
+    rng = np.random.default_rng(2)
+    labs = pd.Categorical.from_codes(rng.integers(0, 4, 900), categories=list("wxyz"),
+                                     ordered=True)
+    frame = pd.DataFrame({"item": np.repeat(np.arange(300), 3),
+                          "rater": np.tile([0, 1, 2], 300), "labs": labs})
+    path = tmp_path / "long.parquet"
+    frame.to_parquet(path, index=False)
+    want = fk.agreement(item=frame.item, rater=frame.rater, label=frame.labs, missing="w")
+    got = fk.agreement_files.agreement_file(path, item="item", rater="rater", label="labs",
+                                            missing="w")
+    assert list(got.classes) == list(want.classes) == ["x", "y", "z"]
+    for a, b in zip(got, want, strict=True):
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-12)

@@ -329,3 +329,25 @@ def test_large_ids_next_to_non_whole_ones_and_exact_command_line_labels(tmp_path
     assert json.loads(out.stdout)["kappa"] == pytest.approx(cohen_kappa_score(
         [9007199254740993, 9007199254740993, 0, 0, 0], [9007199254740993, 0, 0,
                                                          9007199254740993, 0]))
+
+
+def test_ignore_index_among_an_ordered_categorical_columns_classes_is_refused(tmp_path):
+    # the file's ordered categories declare the classes, as an ordered Categorical
+    # does in one call (which refuses): score_file dropped the rows on both sides
+    # and kept the class on the scale
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    t = rng.integers(0, 4, 3000)
+    p = np.clip(t + rng.integers(-1, 2, 3000), 0, 4)
+    cat = pd.CategoricalDtype(list("abcdef"), ordered=True)
+    frame = pd.DataFrame({"t": pd.Categorical.from_codes(t, dtype=cat),
+                          "p": pd.Categorical.from_codes(p, dtype=cat)})
+    path = tmp_path / "ordered.parquet"
+    frame.to_parquet(path, row_group_size=1000, index=False)
+    clash = "`ignore_index` is 'a', one of the declared classes"
+    with pytest.raises(ValueError, match=clash):
+        fk.cohen_kappa(frame.t, frame.p, ignore_index="a")
+    with pytest.raises(ValueError, match=clash):
+        fk.files.score_file(path, true="t", pred="p", ignore_index="a")
+    assert fk.files.score_file(path, true="t", pred="p", ignore_index="z") == pytest.approx(
+        fk.cohen_kappa(frame.t, frame.p), abs=1e-12)

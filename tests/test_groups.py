@@ -349,3 +349,7 @@ def test_boolean_group_ids_are_reported_as_booleans():
         assert res.groups.dtype == bool and res.groups.tolist() == [False, True]
         assert [g["group"] for g in res.to_dict()["groups"]] == [False, True]
     assert fk.kappa_by_group(t, p, np.array([1, 0, 1, 0, 1])).groups.tolist() == [0, 1]
+    # rows repeated by their counts keep boolean ids too
+    res = fk.kappa_by_group(t, p, [True, False, True, False, True],
+                            frequency_weight=[1, 2, 1, 1, 1])
+    assert res.groups.dtype == bool and res.groups.tolist() == [False, True]

@@ -161,4 +161,8 @@ def take_rows(x, rows: np.ndarray | None, name: str):
     col = as_column(x, name)
     if isinstance(col, CodesColumn):
         return CodesColumn(col.codes[rows], col.categories, col.ordered, col.kind)
+    if isinstance(col, IntColumn) and col.values.dtype == np.uint8 and (
+            getattr(getattr(x, "dtype", None), "kind", None) == "b" or (
+            isinstance(x, list) and x and isinstance(x[0], (bool, np.bool_)))):
+        return col.values[rows].view(bool)  # booleans stay booleans (group ids)
     return type(col)(col.values[rows])
