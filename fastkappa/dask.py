@@ -75,7 +75,7 @@ from ._core.units import seed_record
 from .bootstrap import kappa_ci as fk_kappa_ci
 from .bootstrap import kappa_ci_from_confusion
 from .exceptions import UndefinedKappaWarning
-from .groups import KappaByGroup, _group_kappas, group_interval_iv
+from .groups import KappaByGroup, _boolean_ids, _group_kappas, group_interval_iv
 from .streaming import CohenKappa
 
 __all__ = ["accumulate", "cohen_kappa", "confusion_matrix", "kappa_by_group", "kappa_ci"]
@@ -650,6 +650,8 @@ def _partition_groups(part, spec, inputs):
     w = None if w is None else _plain(w)
     f = None if f is None else _plain(f)
     codes, keys = id_keys(g, len(g), "groups")
+    if _boolean_ids(g):  # counted as 0/1, reported as False/True (as in memory)
+        keys = np.asarray(keys).astype(bool)
     present = codes >= 0
     out["missing"] = int(len(codes) - present.sum())
     if not present.any():

@@ -109,3 +109,14 @@ def test_dask_groups_build_no_accumulator_per_group(monkeypatch):
                  da.from_array(g * 0 + p, chunks=1000), da.from_array(g, chunks=1000))
     assert len(made) < 20  # a few per partition, never per group
     _assert_same(got, _quiet(fk.kappa_by_group, t, p, g))
+
+
+def test_boolean_group_ids_are_booleans_as_in_memory():
+    # they came back as 0 and 1 (in memory: False and True)
+    frame = pd.DataFrame({"t": [0, 1, 2, 1, 0, 2, 1, 1] * 10,
+                          "p": [0, 1, 2, 2, 0, 1, 1, 0] * 10, "g": [True, False] * 40})
+    ddf = dd.from_pandas(frame, npartitions=3)
+    got = fkd.kappa_by_group(ddf.t, ddf.p, ddf.g)
+    want = fk.kappa_by_group(frame.t, frame.p, frame.g)
+    assert got.groups.dtype == bool and got.groups.tolist() == want.groups.tolist()
+    np.testing.assert_array_equal(got.estimate, want.estimate)
