@@ -34,7 +34,7 @@ from ._core.encode import (
     side_for as _side_for,
 )
 from ._core.encoding import float_codes as _float_codes
-from ._core.options import check_marker_kind, check_marker_undeclared
+from ._core.options import check_marker_kind, check_marker_undeclared, is_marker
 from ._core.stand_ins import ColdStandIn
 
 
@@ -245,7 +245,8 @@ def _classes(cols, labels, n_classes, missing, weighted, names) -> tuple[np.ndar
                 n_classes is None):
             cats = np.asarray(col.categories)
             if missing is not None:  # the marker is no class, listed or not
-                cats = cats[np.asarray([c != missing for c in cats.tolist()], dtype=bool)]
+                cats = cats[np.asarray([not is_marker(c, missing) for c in cats.tolist()],
+                                       dtype=bool)]
             if declared is None:
                 declared, kind = cats, col.kind
             elif list(cats) != list(declared):

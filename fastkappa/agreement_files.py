@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._agreement_result import Agreement
+from ._core.options import is_marker
 from ._raters_input import missing_marker
 from .agreement_stream import AgreementAccumulator
 
@@ -149,8 +150,7 @@ def accumulate_file(path: Any, *, item: str | None = None, rater: str | None = N
             # the marker is no class, listed or not (as an ordered Categorical in
             # one call): only a scale the caller declares may not hold it
             marker = missing_marker(missing)
-            labels = [c for c in labels if not (
-                isinstance(c, str) == isinstance(marker, str) and c == marker)]
+            labels = [c for c in labels if not is_marker(c, marker)]
     acc = AgreementAccumulator(labels=labels, n_classes=n_classes, missing=missing)
     acc._csv_ids = src.fmt == "csv"  # ids read by _id_word (see agreement_file's clusters)
     if wide is None:

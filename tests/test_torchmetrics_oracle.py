@@ -15,6 +15,8 @@ torch = pytest.importorskip("torch")
 tmf = pytest.importorskip("torchmetrics.functional.classification")
 from torchmetrics.functional import cohen_kappa as tm_cohen_kappa  # noqa: E402
 
+import fastkappa.torch as fkt  # noqa: E402  (torch is here: an import error must fail)
+
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
 @pytest.mark.parametrize("k", [2, 5, 12])
@@ -127,7 +129,6 @@ def test_kappa_loss_ignore_index_matches_torchmetrics(weights):
     # the loss drops ignored rows on the target side only, as torchmetrics does (a row
     # of probabilities has no predicted label): on one-hot probabilities its linear
     # form is 1 - torchmetrics' kappa with the same ignore_index
-    fkt = pytest.importorskip("fastkappa.torch")
     rng = np.random.default_rng(8)
     k = 5
     t = rng.integers(0, k, (6, 7, 7))

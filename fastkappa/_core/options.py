@@ -43,14 +43,20 @@ def check_marker_kind(name: str, value, kind: str | None, labels: str, effect: s
                      f"would {effect}; give it as {hint}.")
 
 
+def is_marker(label, marker) -> bool:
+    """Whether a class ``label`` is the marker value (``missing``, ``ignore_index``):
+    equal and of the same kind (a number is never the string, a bool no marker)."""
+    return (type(label) is not bool and isinstance(label, str) == isinstance(marker, str)
+            and label == marker)
+
+
 def check_marker_undeclared(name: str, value, declared, consequence: str) -> None:
     """A label marker (``ignore_index``, ``missing``) that is also one of the
     declared classes is an error: every row or rating of that class would
     be dropped while the class stays on the scale."""
     if value is None or declared is None:
         return
-    if not any(type(v) is not bool and isinstance(v, str) == isinstance(value, str)
-               and v == value for v in np.asarray(declared).tolist()):
+    if not any(is_marker(v, value) for v in np.asarray(declared).tolist()):
         return
     if isinstance(value, np.generic):
         value = value.item()

@@ -152,8 +152,8 @@ class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
         roots = list(_candidate_roots())
         if cls._rank >= len(roots) or not os.path.exists(py_file):
             return None
-        if roots[cls._rank] == _temp_cache_dir() and not _private_folder(roots[cls._rank]):
-            return None  # another user's folder, or one others may write to
+        if not _usable(roots[cls._rank]):  # as cache_dir() decides: the next candidate
+            return None
         self = cls(py_func, py_file, roots[cls._rank])
         try:
             self.ensure_cache_path()
